@@ -1,0 +1,111 @@
+"""The public API of quorem: parse, build, simplify, explain, evaluate and print terms."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from quorem.engine.build import parse_term
+from quorem.engine.errors import EvaluationError, ParseError, QuoremError, RuleError, TermError
+from quorem.engine.evaluate import count_divmod, evaluate
+from quorem.engine.ops import Op, Semantics
+from quorem.engine.printer import to_text
+from quorem.engine.rewrite import DEFAULT_MAX_STEPS, RewriteResult, Step, StopReason, rewrite
+from quorem.engine.rule import Rule
+from quorem.engine.ruleset import RuleSet, default_ruleset
+from quorem.engine.term import (
+    Term,
+    compare,
+    const,
+    div,
+    linear,
+    maximum,
+    minimum,
+    mod,
+    sum_of,
+    var,
+)
+
+__all__ = [
+    "EvaluationError",
+    "Op",
+    "ParseError",
+    "QuoremError",
+    "RewriteResult",
+    "Rule",
+    "RuleError",
+    "RuleSet",
+    "Semantics",
+    "Step",
+    "StopReason",
+    "Term",
+    "TermError",
+    "compare",
+    "const",
+    "count_divmod",
+    "default_ruleset",
+    "div",
+    "evaluate",
+    "explain",
+    "linear",
+    "maximum",
+    "minimum",
+    "mod",
+    "parse",
+    "simplify",
+    "sum_of",
+    "to_text",
+    "var",
+]
+
+VarBounds = Mapping[str, tuple[int | None, int | None]]
+
+
+def _semantics(semantics: Semantics | str) -> Semantics:
+    if isinstance(semantics, Semantics):
+        return semantics
+    try:
+        return Semantics(semantics)
+    except ValueError:
+        raise QuoremError(f"unknown semantics {semantics!r}: use 'floor' or 'trunc'") from None
+
+
+def parse(
+    text: str, vars: VarBounds | None = None, semantics: Semantics | str = "floor"
+) -> Term:
+    """Parse expression text into a canonical term.
+
+    Args:
+        text: Python-like integer expression: ``+ - * // %``, unary minus, parentheses,
+            ``max``, ``min``, comparisons, ``floordiv``/``floormod``/``truncdiv``/``truncmod``.
+        vars: inclusive bounds ``(lo, hi)`` per variable name; ``None`` leaves a side
+            unbounded, and names not listed are unbounded.
+        semantics: what ``//`` and ``%`` mean: ``"floor"`` (Python) or ``"trunc"`` (C).
+
+    Raises:
+        ParseError: with line and column, for text that is not a valid expression.
+    """
+    return parse_term(text, vars or {}, _semantics(semantics))
+
+
+def simplify(
+    term: Term,
+    rules: RuleSet | None = None,
+    *,
+    max_steps: int = DEFAULT_MAX_STEPS,
+) -> Term:
+    """Simplify ``term`` with ``rules`` (default: the shipped rules) to a fixed point.
+
+    The result equals ``term`` at every point of the variables' ranges where ``term`` is
+    defined. Use :func:`explain` to see the rules applied and why rewriting stopped.
+    """
+    return rewrite(term, rules or default_ruleset(), max_steps=max_steps).term
+
+
+def explain(
+    term: Term,
+    rules: RuleSet | None = None,
+    *,
+    max_steps: int = DEFAULT_MAX_STEPS,
+) -> RewriteResult:
+    """Simplify ``term`` and return the full result: rules fired in order, counts, stop reason."""
+    return rewrite(term, rules or default_ruleset(), max_steps=max_steps, trace=True)

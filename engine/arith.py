@@ -1,0 +1,45 @@
+"""Exact integer division under each semantics, on Python integers of any size."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Final
+
+from quorem.engine.ops import Op
+
+__all__ = ["BINARY_EVALUATORS", "floordiv", "floormod", "truncdiv", "truncmod"]
+
+
+def floordiv(a: int, b: int) -> int:
+    """Return ``a / b`` rounded toward negative infinity. Raises ZeroDivisionError if ``b == 0``."""
+    return a // b
+
+
+def floormod(a: int, b: int) -> int:
+    """Return ``a - b*floordiv(a, b)``: zero or of ``b``'s sign, smaller than ``|b|``."""
+    return a % b
+
+
+def truncdiv(a: int, b: int) -> int:
+    """Return ``a / b`` rounded toward zero (C ``/``). Raises ZeroDivisionError if ``b == 0``."""
+    q = abs(a) // abs(b)
+    return q if (a >= 0) == (b >= 0) else -q
+
+
+def truncmod(a: int, b: int) -> int:
+    """Return ``a - b*truncdiv(a, b)``: zero or of ``a``'s sign, smaller than ``|b|`` (C ``%``)."""
+    return a - b * truncdiv(a, b)
+
+
+BINARY_EVALUATORS: Final[dict[Op, Callable[[int, int], int]]] = {
+    Op.FLOORDIV: floordiv,
+    Op.FLOORMOD: floormod,
+    Op.TRUNCDIV: truncdiv,
+    Op.TRUNCMOD: truncmod,
+    Op.MAX: max,
+    Op.MIN: min,
+    Op.LT: lambda a, b: int(a < b),
+    Op.LE: lambda a, b: int(a <= b),
+    Op.EQ: lambda a, b: int(a == b),
+    Op.NE: lambda a, b: int(a != b),
+}

@@ -1,0 +1,211 @@
+"""Turn a syntax tree into a canonical term (the back end of :func:`quorem.parse`)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Final
+
+from quorem.engine.errors import ParseError, TermError
+from quorem.engine.ops import Op, Semantics
+from quorem.engine.syntax import Binary, Call, Name, Node, Num, Unary, parse_syntax
+from quorem.engine.term import Term, compare, const, div, linear, maximum, minimum, mod, product, var
+
+__all__ = ["Bounds", "build_term", "parse_term"]
+
+Bounds = Mapping[str, tuple[int | None, int | None]]
+
+_DIV_FUNCS: Final = {
+    "floordiv": (True, Semantics.FLOOR),
+    "floormod": (False, Semantics.FLOOR),
+    "truncdiv": (True, Semantics.TRUNC),
+    "truncmod": (False, Semantics.TRUNC),
+}
+_CMP: Final = {"<": Op.LT, "<=": Op.LE, "==": Op.EQ, "!=": Op.NE}
+
+
+class _Linear:
+    """A sum under construction: mutable, so nested sums merge in linear total time."""
+
+    __slots__ = ("coeffs", "const")
+
+    def __init__(self, coeffs: dict[Term, int], constant: int) -> None:
+        self.coeffs = coeffs
+        self.const = constant
+
+    @staticmethod
+    def of(value: Term | _Linear) -> _Linear:
+        if isinstance(value, _Linear):
+            return value
+        if value.op is Op.CONST:
+            return _Linear({}, value.arg)
+        if value.op is Op.ADD:
+            return _Linear(dict(zip(value.args, value.arg[0], strict=True)), value.arg[1])
+        return _Linear({value: 1}, 0)
+
+    def scale(self, k: int) -> _Linear:
+        if k == 0:
+            self.coeffs.clear()
+        else:
+            for t in self.coeffs:
+                self.coeffs[t] *= k
+        self.const *= k
+        return self
+
+    def merge(self, other: _Linear, sign: int) -> _Linear:
+        big, small, small_sign = (self, other, sign)
+        if len(other.coeffs) > len(self.coeffs):
+            # Keep the larger dictionary; flip it if it is the subtracted side.
+            big, small, small_sign = other, self, 1
+            if sign < 0:
+                big.scale(-1)
+        for t, c in small.coeffs.items():
+            big.coeffs[t] = big.coeffs.get(t, 0) + small_sign * c
+        big.const += small_sign * small.const
+        return big
+
+    def term(self) -> Term:
+        return linear(self.coeffs.items(), self.const)
+
+
+Value = Term | _Linear
+
+
+def _as_term(v: Value) -> Term:
+    return v.term() if isinstance(v, _Linear) else v
+
+
+def _const_value(v: Value) -> int | None:
+    if isinstance(v, _Linear):
+        return None if v.coeffs else v.const
+    return v.arg if v.op is Op.CONST else None
+
+
+class _Builder:
+    def __init__(self, bounds: Bounds, semantics: Semantics, source: str) -> None:
+        self.bounds = bounds
+        self.semantics = semantics
+        self.source = source
+
+    def error(self, reason: str, node: Node) -> ParseError:
+        return ParseError(reason, node.line, node.col, self.source)
+
+    def variable(self, node: Name) -> Term:
+        lo, hi = self.bounds.get(node.id, (None, None))
+        try:
+            return var(node.id, lo, hi)
+        except TermError as exc:
+            raise self.error(str(exc), node) from None
+
+    def build(self, root: Node) -> Term:
+        """Post-order over the tree with an explicit stack (no recursion)."""
+        values: list[Value] = []
+        stack: list[tuple[Node, bool]] = [(root, False)]
+        while stack:
+            node, done = stack.pop()
+            if isinstance(node, Num):
+                values.append(const(node.value))
+            elif isinstance(node, Name):
+                values.append(self.variable(node))
+            elif not done:
+                stack.append((node, True))
+                children = _children(node)
+                stack.extend((c, False) for c in reversed(children))
+            else:
+                n = len(_children(node))
+                args = values[len(values) - n :]
+                del values[len(values) - n :]
+                values.append(self.combine(node, args))
+        return _as_term(values[0])
+
+    def combine(self, node: Node, args: list[Value]) -> Value:
+        try:
+            if isinstance(node, Unary):
+                return self.unary(node, args[0])
+            if isinstance(node, Binary):
+                return self.binary(node, args[0], args[1])
+            assert isinstance(node, Call)
+            return self.call(node, [_as_term(a) for a in args])
+        except TermError as exc:
+            raise self.error(str(exc), node) from None
+
+    def unary(self, node: Unary, operand: Value) -> Value:
+        if node.op == "not":
+            raise self.error("'not' is not an integer operator", node)
+        if node.op == "+":
+            return operand
+        return _Linear.of(operand).scale(-1)
+
+    def binary(self, node: Binary, left: Value, right: Value) -> Value:
+        op = node.op
+        if op == "+" or op == "-":
+            return _Linear.of(left).merge(_Linear.of(right), 1 if op == "+" else -1)
+        if op == "*":
+            k = _const_value(left)
+            if k is not None:
+                return _Linear.of(right).scale(k)
+            k = _const_value(right)
+            if k is not None:
+                return _Linear.of(left).scale(k)
+            return product([_as_term(left), _as_term(right)])
+        a, b = _as_term(left), _as_term(right)
+        if op == "//":
+            return div(a, b, self.semantics)
+        if op == "%":
+            return mod(a, b, self.semantics)
+        if op in _CMP:
+            return compare(_CMP[op], a, b)
+        if op == ">":
+            return compare(Op.LT, b, a)
+        if op == ">=":
+            return compare(Op.LE, b, a)
+        if op == "and" and node.left is not None and isinstance(node.left, Binary):
+            raise self.error("chained comparisons are not integer expressions", node)
+        raise self.error(f"{op!r} is not an integer operator", node)
+
+    def call(self, node: Call, args: list[Term]) -> Term:
+        name = node.func
+        if name in ("max", "min"):
+            if len(args) < 2:
+                raise self.error(f"{name}() takes at least 2 arguments", node)
+            fold = maximum if name == "max" else minimum
+            acc = args[0]
+            for a in args[1:]:
+                acc = fold(acc, a)
+            return acc
+        if name in _DIV_FUNCS:
+            if len(args) != 2:
+                raise self.error(f"{name}() takes exactly 2 arguments", node)
+            is_div, sem = _DIV_FUNCS[name]
+            return (div if is_div else mod)(args[0], args[1], sem)
+        known = ", ".join(["max", "min", *_DIV_FUNCS])
+        raise self.error(f"unknown function {name!r} (known: {known})", node)
+
+
+def _children(node: Node) -> list[Node]:
+    if isinstance(node, Unary):
+        return [node.operand]
+    if isinstance(node, Binary):
+        return [node.left, node.right]
+    if isinstance(node, Call):
+        return node.args
+    return []
+
+
+def build_term(
+    node: Node, bounds: Bounds, semantics: Semantics = Semantics.FLOOR, source: str = "<expr>"
+) -> Term:
+    """Build the canonical term of a syntax tree; names become variables with ``bounds``."""
+    return _Builder(bounds, semantics, source).build(node)
+
+
+def parse_term(
+    text: str,
+    bounds: Bounds | None = None,
+    semantics: Semantics = Semantics.FLOOR,
+    source: str = "<expr>",
+) -> Term:
+    """Parse ``text`` into a canonical term. Raises ParseError with line and column."""
+    if not isinstance(text, str):
+        raise TypeError(f"expected expression text, not {type(text).__name__}")
+    node = parse_syntax(text, source)
+    return build_term(node, bounds or {}, semantics, source)

@@ -1,0 +1,45 @@
+"""Exceptions raised by quorem, each naming where and why something went wrong."""
+
+from __future__ import annotations
+
+__all__ = [
+    "EvaluationError",
+    "ParseError",
+    "QuoremError",
+    "RuleError",
+    "TermError",
+]
+
+
+class QuoremError(Exception):
+    """Base class of every error quorem raises on bad input."""
+
+
+class ParseError(QuoremError):
+    """Text that is not a well-formed expression.
+
+    Attributes:
+        source: name of the text's origin (a file name, or ``"<expr>"``).
+        line: 1-based line of the offending token.
+        col: 1-based column of the offending token.
+        reason: what is wrong, in one sentence.
+    """
+
+    def __init__(self, reason: str, line: int, col: int, source: str = "<expr>") -> None:
+        self.source = source
+        self.line = line
+        self.col = col
+        self.reason = reason
+        super().__init__(f"{source}:{line}:{col}: {reason}")
+
+
+class RuleError(ParseError):
+    """A rule file that is malformed or inconsistent (``file:line:col: reason``)."""
+
+
+class TermError(QuoremError):
+    """A term that cannot be built, e.g. a division by the constant zero."""
+
+
+class EvaluationError(QuoremError):
+    """A term that has no value at a point, e.g. a division by zero there."""

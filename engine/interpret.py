@@ -1,0 +1,353 @@
+"""Concrete meaning of rule expressions: guards, computed constants and rewrite templates.
+
+This is one of the two interpreters of the rule language (the other is the prover's Z3
+encoding). Value-range bounds may be unbounded; the guard then takes the value it has
+for all sufficiently large finite bounds (its limit), which the prover's statement for
+every finite bound covers. Where that limit is not determined (``inf - inf``), or an
+operation has no value (division by zero), :class:`Undetermined` is raised and the rule
+does not fire.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping, Sequence
+from typing import Final, Union
+
+from quorem.engine.arith import floordiv, floormod, truncdiv, truncmod
+from quorem.engine.errors import TermError
+from quorem.engine.ops import Op, Semantics
+from quorem.engine.rule import Binary, Call, Expr, Lit, Name, NameKind, Unary
+from quorem.engine.term import (
+    Term,
+    compare,
+    const,
+    div,
+    linear,
+    maximum,
+    minimum,
+    mod,
+    mul,
+)
+
+__all__ = ["Binding", "Env", "Undetermined", "evaluate_expr", "evaluate_to_term"]
+
+
+class Undetermined(Exception):  # noqa: N818  (control flow, not an error)
+    """An expression has no determined value here; the rule must not fire."""
+
+
+class _Inf:
+    """Plus or minus infinity, for unbounded value ranges."""
+
+    __slots__ = ("sign",)
+
+    def __init__(self, sign: int) -> None:
+        self.sign = sign
+
+    def __repr__(self) -> str:
+        return "inf" if self.sign > 0 else "-inf"
+
+
+POS_INF: Final = _Inf(1)
+NEG_INF: Final = _Inf(-1)
+Ext = Union[int, _Inf]  # noqa: UP007
+Binding = Union[Term, int, list[Term], list[int]]  # noqa: UP007
+Env = Mapping[str, Binding]
+Value = Union[int, _Inf, bool, Term]  # noqa: UP007
+
+
+def _key(v: Ext) -> tuple[int, int]:
+    if isinstance(v, _Inf):
+        return (v.sign, 0)
+    return (0, v)
+
+
+def _sign(v: Ext) -> int:
+    if isinstance(v, _Inf):
+        return v.sign
+    return (v > 0) - (v < 0)
+
+
+def _add(a: Ext, b: Ext) -> Ext:
+    if isinstance(a, int) and isinstance(b, int):
+        return a + b
+    if isinstance(a, _Inf) and isinstance(b, _Inf) and a.sign != b.sign:
+        raise Undetermined
+    return a if isinstance(a, _Inf) else b
+
+
+def _neg(a: Ext) -> Ext:
+    if isinstance(a, int):
+        return -a
+    return NEG_INF if a.sign > 0 else POS_INF
+
+
+def _mul(a: Ext, b: Ext) -> Ext:
+    if isinstance(a, int) and isinstance(b, int):
+        return a * b
+    s = _sign(a) * _sign(b)
+    return 0 if s == 0 else (POS_INF if s > 0 else NEG_INF)
+
+
+def _ints(*vals: Ext) -> list[int]:
+    out = []
+    for v in vals:
+        if isinstance(v, _Inf):
+            raise Undetermined
+        out.append(v)
+    return out
+
+
+def _division(fn: Callable[[int, int], int]) -> Callable[[Ext, Ext], Ext]:
+    def apply(a: Ext, b: Ext) -> Ext:
+        x, y = _ints(a, b)
+        if y == 0:
+            raise Undetermined
+        return fn(x, y)
+
+    return apply
+
+
+_DIV: Final = {
+    "floordiv": _division(floordiv),
+    "floormod": _division(floormod),
+    "truncdiv": _division(truncdiv),
+    "truncmod": _division(truncmod),
+}
+_TERM_DIV: Final = {
+    "floordiv": (True, Semantics.FLOOR),
+    "floormod": (False, Semantics.FLOOR),
+    "truncdiv": (True, Semantics.TRUNC),
+    "truncmod": (False, Semantics.TRUNC),
+}
+_CMP_OP: Final = {"<": Op.LT, "<=": Op.LE, "==": Op.EQ, "!=": Op.NE}
+
+
+def _compare(op: str, a: Ext, b: Ext) -> bool:
+    ka, kb = _key(a), _key(b)
+    if isinstance(a, _Inf) and isinstance(b, _Inf) and a.sign == b.sign:
+        raise Undetermined  # two unbounded sides: their order has no limit
+    if op == "<":
+        return ka < kb
+    if op == "<=":
+        return ka <= kb
+    if op == ">":
+        return ka > kb
+    if op == ">=":
+        return ka >= kb
+    if op == "==":
+        return ka == kb
+    return ka != kb
+
+
+def _is_term(v: Value) -> bool:
+    return isinstance(v, Term)
+
+
+def _to_term(v: Value) -> Term:
+    if isinstance(v, Term):
+        return v
+    if isinstance(v, bool) or isinstance(v, _Inf):
+        raise Undetermined
+    return const(v)
+
+
+class _Evaluator:
+    def __init__(self, env: Env, semantics: Semantics | None) -> None:
+        self.env = env
+        self.semantics = semantics
+        self.index: int | None = None  # the current addend inside an aggregate
+
+    def name(self, e: Name) -> Value:
+        v = self.env[e.name]
+        if e.kind in (NameKind.SEQ_TERM, NameKind.SEQ_CONST):
+            assert isinstance(v, list) and self.index is not None
+            return v[self.index]
+        assert not isinstance(v, list)
+        return v
+
+    def seq_length(self, e: Expr) -> int:
+        for n in _seq_names(e):
+            v = self.env[n]
+            assert isinstance(v, list)
+            return len(v)
+        return 0
+
+    def ev(self, e: Expr) -> Value:
+        if isinstance(e, Lit):
+            return e.value
+        if isinstance(e, Name):
+            return self.name(e)
+        if isinstance(e, Unary):
+            v = self.ev(e.operand)
+            if e.op == "not":
+                return not v
+            if isinstance(v, Term):
+                return linear([(v, -1)])
+            assert not isinstance(v, bool)
+            return _neg(v)
+        if isinstance(e, Binary):
+            return self.binary(e)
+        return self.call(e)
+
+    def binary(self, e: Binary) -> Value:
+        op = e.op
+        if op == "and":
+            return bool(self.ev(e.left)) and bool(self.ev(e.right))
+        if op == "or":
+            return bool(self.ev(e.left)) or bool(self.ev(e.right))
+        a = self.ev(e.left)
+        b = self.ev(e.right)
+        if _is_term(a) or _is_term(b):
+            return self.term_binary(op, _to_term(a), _to_term(b))
+        assert not isinstance(a, bool) and not isinstance(b, bool)
+        if op == "+":
+            return _add(a, b)
+        if op == "-":
+            return _add(a, _neg(b))
+        if op == "*":
+            return _mul(a, b)
+        if op == "//" or op == "%":
+            return self.const_division(op, a, b)
+        return _compare(op, a, b)
+
+    def const_division(self, op: str, a: Ext, b: Ext) -> Ext:
+        floor = self.semantics is not Semantics.TRUNC
+        if op == "//":
+            if floor and isinstance(a, _Inf) and isinstance(b, int) and b != 0:
+                return a if b > 0 else _neg(a)
+            return _DIV["floordiv" if floor else "truncdiv"](a, b)
+        return _DIV["floormod" if floor else "truncmod"](a, b)
+
+    def term_binary(self, op: str, a: Term, b: Term) -> Term:
+        try:
+            if op == "+":
+                return linear([(a, 1), (b, 1)])
+            if op == "-":
+                return linear([(a, 1), (b, -1)])
+            if op == "*":
+                return mul(a, b)
+            sem = self.semantics or Semantics.FLOOR
+            if op == "//":
+                return div(a, b, sem)
+            if op == "%":
+                return mod(a, b, sem)
+            if op == ">":
+                return compare(Op.LT, b, a)
+            if op == ">=":
+                return compare(Op.LE, b, a)
+            return compare(_CMP_OP[op], a, b)
+        except TermError:
+            raise Undetermined from None
+
+    def call(self, e: Call) -> Value:
+        f = e.func
+        if f in ("sum", "all", "any"):
+            return self.aggregate(f, e.args[0])
+        if f in ("vmin", "vmax"):
+            t = self.ev(e.args[0])
+            assert isinstance(t, Term)
+            bound = t.vmin if f == "vmin" else t.vmax
+            if bound is None:
+                return NEG_INF if f == "vmin" else POS_INF
+            return bound
+        args = self.expand(e.args)
+        if any(isinstance(a, Term) for a in args):
+            return self.term_call(f, [_to_term(a) for a in args])
+        nums: list[Ext] = [a for a in args if not isinstance(a, bool | Term)]
+        if f == "abs":
+            v = nums[0]
+            return abs(v) if isinstance(v, int) else POS_INF
+        if f == "min":
+            return min(nums, key=_key)
+        if f == "max":
+            return max(nums, key=_key)
+        if f == "gcd":
+            return math.gcd(*_ints(*nums))
+        if f == "divides":
+            d, n = _ints(*nums)
+            return n == 0 if d == 0 else n % d == 0
+        return _DIV[f](nums[0], nums[1])
+
+    def term_call(self, f: str, args: list[Term]) -> Term:
+        try:
+            if f in ("max", "min"):
+                fold = maximum if f == "max" else minimum
+                acc = args[0]
+                for a in args[1:]:
+                    acc = fold(acc, a)
+                return acc
+            is_div, sem = _TERM_DIV[f]
+            return (div if is_div else mod)(args[0], args[1], sem)
+        except TermError:
+            raise Undetermined from None
+
+    def expand(self, args: Sequence[Expr]) -> list[Value]:
+        """Evaluate call arguments; one that ranges over a sequence contributes every element."""
+        out: list[Value] = []
+        for a in args:
+            if self.index is None and _seq_names(a):
+                out.extend(self.each(a))
+            else:
+                out.append(self.ev(a))
+        return out
+
+    def each(self, body: Expr) -> list[Value]:
+        n = self.seq_length(body)
+        values = []
+        for i in range(n):
+            self.index = i
+            try:
+                values.append(self.ev(body))
+            finally:
+                self.index = None
+        return values
+
+    def aggregate(self, f: str, body: Expr) -> Value:
+        values = self.each(body)
+        if f == "all":
+            return all(values)
+        if f == "any":
+            return any(values)
+        if any(isinstance(v, Term) for v in values):
+            return linear((_to_term(v), 1) for v in values)
+        total: Ext = 0
+        for v in values:
+            assert not isinstance(v, bool | Term)
+            total = _add(total, v)
+        return total
+
+
+def _seq_names(e: Expr) -> list[str]:
+    """Sequence names occurring in ``e`` outside nested aggregates."""
+    if isinstance(e, Name):
+        return [e.name] if e.kind in (NameKind.SEQ_TERM, NameKind.SEQ_CONST) else []
+    if isinstance(e, Unary):
+        return _seq_names(e.operand)
+    if isinstance(e, Binary):
+        return _seq_names(e.left) + _seq_names(e.right)
+    if isinstance(e, Call):
+        if e.func in ("sum", "all", "any"):
+            return []
+        out: list[str] = []
+        for a in e.args:
+            out += _seq_names(a)
+        return out
+    return []
+
+
+def evaluate_expr(e: Expr, env: Env, semantics: Semantics | None) -> Value:
+    """Evaluate a rule expression with pattern bindings ``env``.
+
+    Returns an int (or an infinity, from an unbounded ``vmin``/``vmax``), a bool for
+    conditions, or a Term for rewrite templates. Raises Undetermined when the value is
+    not determined (see the module docstring).
+    """
+    return _Evaluator(env, semantics).ev(e)
+
+
+def evaluate_to_term(e: Expr, env: Env, semantics: Semantics | None) -> Term:
+    """Evaluate a rewrite template to a term (an integer result becomes a constant)."""
+    return _to_term(evaluate_expr(e, env, semantics))
+

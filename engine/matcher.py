@@ -1,0 +1,210 @@
+"""Match rule patterns against canonical terms (backtracking, bindings as dicts).
+
+A match is a dictionary from the pattern's names to what they matched: a term, an int,
+or, for the sequence names of ``sum(K*t)``, a list per addend. Matching respects the
+canonical form: commutative operands are tried in both orders, and a sum pattern sees
+any term as a sum (see :class:`~quorem.engine.rule.PSum`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Final
+
+from quorem.engine.errors import TermError
+from quorem.engine.interpret import Binding, Undetermined, evaluate_expr
+from quorem.engine.ops import COMMUTATIVE, Op, Semantics
+from quorem.engine.rule import (
+    Expr,
+    Lit,
+    Name,
+    PAddend,
+    PConst,
+    PLit,
+    POp,
+    PSum,
+    PTerm,
+    Pattern,
+    Unary,
+    pattern_op,
+)
+from quorem.engine.term import Term, binary, const, linear
+
+__all__ = ["Bindings", "instantiate", "match"]
+
+Bindings = dict[str, Binding]
+_NO_ROOT: Final = None
+
+
+def match(p: Pattern, t: Term, b: Bindings, sem: Semantics | None) -> Iterator[Bindings]:
+    """Yield every extension of bindings ``b`` under which pattern ``p`` equals term ``t``."""
+    if isinstance(p, PTerm):
+        got = b.get(p.name)
+        if got is None:
+            yield {**b, p.name: t}
+        elif got is t:
+            yield b
+        return
+    if isinstance(p, PConst):
+        if t.op is not Op.CONST:
+            return
+        got = b.get(p.name)
+        if got is None:
+            yield {**b, p.name: t.arg}
+        elif got == t.arg:
+            yield b
+        return
+    if isinstance(p, PLit):
+        if t.op is Op.CONST and t.arg == p.value:
+            yield b
+        return
+    if isinstance(p, POp):
+        yield from _match_op(p, t, b, sem)
+        return
+    yield from _match_sum(p, t, b, sem)
+
+
+def _child_cost(p: Pattern) -> int:
+    """Match cheap, binding children first: constants, then variables, then structure."""
+    if isinstance(p, PConst | PLit):
+        return 0
+    if isinstance(p, PTerm):
+        return 1
+    if isinstance(p, POp):
+        return 2
+    return 3
+
+
+def _match_op(p: POp, t: Term, b: Bindings, sem: Semantics | None) -> Iterator[Bindings]:
+    op = pattern_op(p.op, sem)
+    if t.op is not op or len(t.args) != len(p.children):
+        return
+    orders = [(0, 1)]
+    if op in COMMUTATIVE:
+        orders.append((1, 0))
+    for order in orders:
+        pairs = [(p.children[i], t.args[j]) for i, j in enumerate(order)]
+        pairs.sort(key=lambda pair: _child_cost(pair[0]))
+        yield from _match_all(pairs, b, sem)
+
+
+def _match_all(
+    pairs: list[tuple[Pattern, Term]], b: Bindings, sem: Semantics | None
+) -> Iterator[Bindings]:
+    if not pairs:
+        yield b
+        return
+    (p, t), rest = pairs[0], pairs[1:]
+    for b1 in match(p, t, b, sem):
+        yield from _match_all(rest, b1, sem)
+
+
+def _bind_const(e: Expr, value: int, b: Bindings, sem: Semantics | None) -> Bindings | None:
+    """Match a constant expression against ``value``: bind a fresh name or compare."""
+    if isinstance(e, Lit):
+        return b if e.value == value else None
+    if isinstance(e, Name) and e.name not in b:
+        return {**b, e.name: value}
+    if isinstance(e, Unary) and e.op == "-" and isinstance(e.operand, Name):
+        if e.operand.name not in b:
+            return {**b, e.operand.name: -value}
+    try:
+        got = evaluate_expr(e, b, sem)
+    except (Undetermined, KeyError):
+        return None
+    return b if got == value else None
+
+
+def _root_op(p: Pattern, sem: Semantics | None) -> Op | None:
+    if isinstance(p, POp):
+        return pattern_op(p.op, sem)
+    return _NO_ROOT
+
+
+def _match_sum(p: PSum, t: Term, b: Bindings, sem: Semantics | None) -> Iterator[Bindings]:
+    pairs, k = t.addends()
+    if p.const is not None:
+        b0 = _bind_const(p.const, k, b, sem)
+        if b0 is None:
+            return
+        k = 0
+        b = b0
+    elif p.rest is None and k != 0:
+        return
+    coeffs = {atom: c for atom, c in pairs}
+    yield from _match_addends(p, 0, pairs, coeffs, frozenset(), k, b, sem)
+
+
+def _match_addends(
+    p: PSum,
+    i: int,
+    pairs: list[tuple[Term, int]],
+    coeffs: dict[Term, int],
+    used: frozenset[Term],
+    k: int,
+    b: Bindings,
+    sem: Semantics | None,
+) -> Iterator[Bindings]:
+    if i == len(p.addends):
+        yield from _match_remainder(p, pairs, used, k, b)
+        return
+    add: PAddend = p.addends[i]
+    ground = instantiate(add.pattern, b, sem)
+    if ground is not None:
+        c = coeffs.get(ground)
+        if c is not None and ground not in used:
+            b1 = _bind_const(add.coef, c, b, sem)
+            if b1 is not None:
+                yield from _match_addends(p, i + 1, pairs, coeffs, used | {ground}, k, b1, sem)
+        return
+    root = _root_op(add.pattern, sem)
+    for atom, c in pairs:
+        if atom in used or (root is not None and atom.op is not root):
+            continue
+        b1 = _bind_const(add.coef, c, b, sem)
+        if b1 is None:
+            continue
+        for b2 in match(add.pattern, atom, b1, sem):
+            yield from _match_addends(p, i + 1, pairs, coeffs, used | {atom}, k, b2, sem)
+
+
+def _match_remainder(
+    p: PSum, pairs: list[tuple[Term, int]], used: frozenset[Term], k: int, b: Bindings
+) -> Iterator[Bindings]:
+    left = [(atom, c) for atom, c in pairs if atom not in used]
+    if p.seq is not None:
+        if not left or k != 0:
+            return
+        yield {**b, p.seq.coef: [c for _, c in left], p.seq.term: [atom for atom, _ in left]}
+        return
+    if p.rest is None:
+        if not left:
+            yield b
+        return
+    rest = linear(left, k)
+    got = b.get(p.rest)
+    if got is None:
+        yield {**b, p.rest: rest}
+    elif got is rest:
+        yield b
+
+
+def instantiate(p: Pattern, b: Bindings, sem: Semantics | None) -> Term | None:
+    """The term ``p`` denotes under bindings ``b``, or None if some name is unbound."""
+    if isinstance(p, PTerm):
+        v = b.get(p.name)
+        return v if isinstance(v, Term) else None
+    if isinstance(p, PConst):
+        v = b.get(p.name)
+        return const(v) if isinstance(v, int) else None
+    if isinstance(p, PLit):
+        return const(p.value)
+    if isinstance(p, POp):
+        kids = [instantiate(c, b, sem) for c in p.children]
+        if any(k is None for k in kids):
+            return None
+        try:
+            return binary(pattern_op(p.op, sem), kids[0], kids[1])  # type: ignore[arg-type]
+        except TermError:
+            return None
+    return None  # sums are matched, never looked up

@@ -1,0 +1,134 @@
+"""Print terms back to the text syntax, so that ``parse(to_text(t)) is t``."""
+
+from __future__ import annotations
+
+from typing import Final
+
+from quorem.engine.ops import SEMANTICS_OF, Op, Semantics
+from quorem.engine.term import Term
+
+__all__ = ["to_text"]
+
+# Binding strength, Python's: comparisons < sums < products < unary minus < atoms.
+_CMP: Final = 1
+_SUM: Final = 2
+_PROD: Final = 3
+_UNARY: Final = 4
+_ATOM: Final = 5
+_HUGE: Final = 10**4000  # beyond Python's default str() digit limit: print in hex
+_CMP_TEXT: Final = {Op.LT: "<", Op.LE: "<=", Op.EQ: "==", Op.NE: "!="}
+_FUNC_TEXT: Final = {
+    Op.FLOORDIV: "floordiv",
+    Op.FLOORMOD: "floormod",
+    Op.TRUNCDIV: "truncdiv",
+    Op.TRUNCMOD: "truncmod",
+    Op.MAX: "max",
+    Op.MIN: "min",
+}
+
+
+def _int_text(v: int) -> str:
+    if abs(v) >= _HUGE:
+        return f"-{-v:#x}" if v < 0 else f"{v:#x}"
+    return str(v)
+
+
+def _prec(t: Term, semantics: Semantics) -> int:
+    op = t.op
+    if op is Op.CONST:
+        return _UNARY if t.arg < 0 else _ATOM
+    if op is Op.VAR or op is Op.MAX or op is Op.MIN:
+        return _ATOM
+    if op is Op.ADD:
+        return _SUM
+    if op is Op.MUL:
+        return _PROD
+    if op in SEMANTICS_OF:
+        return _PROD if SEMANTICS_OF[op] is semantics else _ATOM
+    return _CMP
+
+
+Item = str | tuple[Term, int]
+
+
+def to_text(term: Term, semantics: Semantics = Semantics.FLOOR) -> str:
+    """Render ``term`` in quorem's text syntax.
+
+    ``//`` and ``%`` are printed for the division ops of ``semantics``; the others are
+    printed as ``floordiv``/``truncmod``/... calls. The text parses back, under the same
+    semantics and variable bounds, to the identical term. Iterative: any depth prints.
+    """
+    out: list[str] = []
+    # Work stack: a string to emit, or (term, minimum precedence the context needs).
+    stack: list[Item] = [(term, 0)]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            out.append(item)
+            continue
+        t, need = item
+        pieces = _expand(t, semantics)
+        wrap = _prec(t, semantics) < need
+        if wrap:
+            stack.append(")")
+        stack.extend(reversed(pieces))
+        if wrap:
+            stack.append("(")
+    return "".join(out)
+
+
+def _expand(t: Term, semantics: Semantics) -> list[Item]:
+    op = t.op
+    if op is Op.CONST:
+        return [_int_text(t.arg)]
+    if op is Op.VAR:
+        return [t.arg[0]]
+    if op is Op.ADD:
+        return _expand_sum(t)
+    if op is Op.MUL:
+        pieces: list[Item] = []
+        for i, f in enumerate(t.args):
+            if i:
+                pieces.append("*")
+            pieces.append((f, _PROD + 1 if i else _PROD))
+        return pieces
+    a, b = t.args
+    if op in _CMP_TEXT:
+        return [(a, _CMP + 1), f" {_CMP_TEXT[op]} ", (b, _CMP + 1)]
+    if op in SEMANTICS_OF and SEMANTICS_OF[op] is semantics:
+        sym = "//" if op in (Op.FLOORDIV, Op.TRUNCDIV) else "%"
+        return [(a, _PROD), sym, (b, _PROD + 1)]
+    return [f"{_FUNC_TEXT[op]}(", (a, 0), ", ", (b, 0), ")"]
+
+
+def _scaled(atom: Term, coeff: int) -> list[Item]:
+    """``atom * coeff`` for ``coeff > 0``; div/mod operands are parenthesised for readers."""
+    if coeff == 1:
+        return [(atom, _SUM + 1)]
+    need = _ATOM if atom.op in SEMANTICS_OF else _PROD
+    return [(atom, need), f"*{_int_text(coeff)}"]
+
+
+def _expand_sum(t: Term) -> list[Item]:
+    pieces: list[Item] = []
+    for i, (atom, coeff) in enumerate(zip(t.args, t.arg[0], strict=True)):
+        if coeff > 0:
+            if i:
+                pieces.append(" + ")
+            pieces.extend(_scaled(atom, coeff))
+        else:
+            if i:
+                pieces.append(" - ")
+                pieces.extend(_scaled(atom, -coeff))
+            else:
+                pieces.append("-")
+                if coeff == -1 and atom.op is not Op.MUL:
+                    pieces.append((atom, _ATOM))
+                else:
+                    pieces.extend(_scaled(atom, -coeff))
+    k = t.arg[1]
+    if k > 0:
+        pieces.append(f" + {_int_text(k)}")
+    elif k < 0:
+        pieces.append(f" - {_int_text(-k)}")
+    return pieces

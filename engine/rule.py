@@ -1,0 +1,235 @@
+"""Rules as data: the pattern, guard and rewrite language's syntax tree, and ``Rule``.
+
+A rule says: wherever a term matches ``pattern`` and ``guard`` holds, it may be replaced
+by ``rewrite``. Rules are written in ``.rules`` files (see :mod:`quorem.engine.rulefile`)
+and this module is their in-memory form, shared by the rewriter (which runs it on
+concrete terms) and the prover (which encodes it symbolically).
+
+Names follow one convention: a name starting with a lower-case letter is a *term
+variable* (matches any term), one starting with an upper-case letter is a *constant
+variable* (matches an integer literal). Inside ``sum(K*t)`` the names are *sequence
+variables*: one value per addend of the matched sum.
+
+In patterns, ``//`` and ``%`` mean the division of the rule's semantics, so one rule
+text can be stated for floor and truncating division alike.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+from typing import Final
+
+from quorem.engine.ops import Op, Semantics
+
+__all__ = [
+    "AGGREGATES",
+    "CONST_FUNCS",
+    "Call",
+    "Expr",
+    "Lit",
+    "Name",
+    "NameKind",
+    "PAddend",
+    "PConst",
+    "PLit",
+    "POp",
+    "PSum",
+    "PTerm",
+    "Pattern",
+    "Rule",
+    "Seq",
+    "Unary",
+    "Binary",
+    "pattern_op",
+]
+
+
+class NameKind(enum.Enum):
+    """What a pattern-bound name stands for."""
+
+    TERM = "term"
+    CONST = "const"
+    SEQ_TERM = "sequence of terms"
+    SEQ_CONST = "sequence of constants"
+
+
+# ----------------------------------------------------------------------------- patterns
+@dataclasses.dataclass(frozen=True, slots=True)
+class PTerm:
+    """A term variable: matches any term; repeated, the same (interned) term."""
+
+    name: str
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class PConst:
+    """A constant variable: matches an integer literal."""
+
+    name: str
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class PLit:
+    """An integer literal: matches exactly that constant."""
+
+    value: int
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class POp:
+    """An operator node. ``op`` is abstract: ``div``/``mod`` take the rule's semantics.
+
+    ``op`` is one of ``div mod floordiv floormod truncdiv truncmod max min mul lt le eq ne``.
+    """
+
+    op: str
+    children: tuple[Pattern, ...]
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class PAddend:
+    """One addend ``coef * pattern`` of a sum pattern; ``coef`` is a constant expression."""
+
+    pattern: Pattern
+    coef: Expr
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Seq:
+    """``sum(K*t)``: all remaining addends, coefficients bound to ``coef``, atoms to ``term``."""
+
+    coef: str
+    term: str
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class PSum:
+    """A sum pattern. Every term is a sum (an atom ``t`` is ``1*t + 0``), so it matches any term.
+
+    ``addends`` each match one distinct addend of the term. What is left over is bound to
+    ``rest`` (a term variable written as a bare addend; it includes the constant unless
+    ``const`` is given) or to ``seq``; without either, nothing may be left over and the
+    constant must match ``const`` (or be zero).
+    """
+
+    addends: tuple[PAddend, ...]
+    const: Expr | None
+    rest: str | None
+    seq: Seq | None
+
+
+Pattern = PTerm | PConst | PLit | POp | PSum
+
+
+def pattern_op(op: str, semantics: Semantics | None) -> Op:
+    """The concrete operator of an abstract pattern op under ``semantics``."""
+    if op == "div":
+        assert semantics is not None
+        return Op.FLOORDIV if semantics is Semantics.FLOOR else Op.TRUNCDIV
+    if op == "mod":
+        assert semantics is not None
+        return Op.FLOORMOD if semantics is Semantics.FLOOR else Op.TRUNCMOD
+    return _FIXED_OPS[op]
+
+
+_FIXED_OPS: Final = {
+    "floordiv": Op.FLOORDIV,
+    "floormod": Op.FLOORMOD,
+    "truncdiv": Op.TRUNCDIV,
+    "truncmod": Op.TRUNCMOD,
+    "max": Op.MAX,
+    "min": Op.MIN,
+    "mul": Op.MUL,
+    "lt": Op.LT,
+    "le": Op.LE,
+    "eq": Op.EQ,
+    "ne": Op.NE,
+}
+
+# -------------------------------------------------------------------------- expressions
+CONST_FUNCS: Final = frozenset(
+    {"gcd", "abs", "min", "max", "floordiv", "floormod", "truncdiv", "truncmod", "divides"}
+)
+AGGREGATES: Final = frozenset({"sum", "all", "any"})
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Lit:
+    """An integer literal (``True``/``False`` are not literals; use comparisons)."""
+
+    value: int
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Name:
+    """A name bound by the pattern."""
+
+    name: str
+    kind: NameKind
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Unary:
+    """``-e`` or ``not e``."""
+
+    op: str
+    operand: Expr
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Binary:
+    """``a op b``: ``+ - * // % < <= > >= == != and or`` (``//``/``%`` per the rule's semantics)."""
+
+    op: str
+    left: Expr
+    right: Expr
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Call:
+    """A named function: ``vmin vmax`` of a term, constant functions, or an aggregate."""
+
+    func: str
+    args: tuple[Expr, ...]
+
+
+Expr = Lit | Name | Unary | Binary | Call
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Rule:
+    """One rewrite rule, as written in a rules file.
+
+    Attributes:
+        name: unique kebab-case name.
+        doc: one line saying what the rule does, usually the identity it applies.
+        semantics: the division semantics the rule is stated for; empty means the rule
+            uses no division and holds for any.
+        pattern: what the rule matches.
+        lets: named values computed from the match, in order: ``(name, expression)``;
+            the guard and the rewrite may use them.
+        guard: when it applies (``None`` means always).
+        rewrite: what the match becomes.
+        names: every name the pattern binds, with its kind.
+        file: the rules file the rule came from.
+        line: the line of its ``rule`` header.
+        text: the rule's source text (for reports and proof caches).
+    """
+
+    name: str
+    doc: str
+    semantics: tuple[Semantics, ...]
+    pattern: Pattern
+    lets: tuple[tuple[str, Expr], ...]
+    guard: Expr | None
+    rewrite: Expr
+    names: dict[str, NameKind] = dataclasses.field(hash=False, compare=False)
+    file: str = "<rules>"
+    line: int = 0
+    text: str = ""
+
+    @property
+    def location(self) -> str:
+        """``file:line`` of the rule's header."""
+        return f"{self.file}:{self.line}"

@@ -1,0 +1,580 @@
+"""Read ``.rules`` files into :class:`~quorem.engine.rule.Rule` objects, checking them.
+
+A rules file is a sequence of blocks::
+
+    # Comments start with '#'.
+    rule mod-of-small-range
+      doc:       x % n is x itself when x already lies in [0, n)
+      semantics: floor, trunc
+      pattern:   x % N
+      guard:     vmin(x) >= 0 and vmax(x) < N
+      rewrite:   x
+
+A field's value may continue on following lines indented deeper than its key. Every
+problem is reported as ``file:line:col: what is wrong``; nothing is evaluated as Python.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Final
+
+from quorem.engine import syntax as sx
+from quorem.engine.errors import ParseError, RuleError
+from quorem.engine.ops import Semantics
+from quorem.engine.rule import (
+    AGGREGATES,
+    CONST_FUNCS,
+    Binary,
+    Call,
+    Expr,
+    Lit,
+    Name,
+    NameKind,
+    PAddend,
+    PConst,
+    PLit,
+    POp,
+    PSum,
+    PTerm,
+    Pattern,
+    Rule,
+    Seq,
+    Unary,
+)
+
+__all__ = ["load_rule_files", "parse_rules"]
+
+_NAME_RE: Final = re.compile(r"[a-z][a-z0-9]*(?:-[a-z0-9]+)*")
+_FIELD_RE: Final = re.compile(r"^(?P<indent>[ \t]+)(?P<key>[a-z]+):(?P<sep>[ \t]*)(?P<value>.*)$")
+_FIELDS: Final = ("doc", "semantics", "pattern", "let", "guard", "rewrite")
+_LET_RE: Final = re.compile(r"^(?P<lead>\s*)(?P<name>[A-Za-z_][A-Za-z_0-9]*)\s*=(?!=)(?P<expr>.*)$")
+_REQUIRED: Final = ("doc", "semantics", "pattern", "rewrite")
+_PATTERN_CALLS: Final = {
+    "max": "max",
+    "min": "min",
+    "floordiv": "floordiv",
+    "floormod": "floormod",
+    "truncdiv": "truncdiv",
+    "truncmod": "truncmod",
+}
+_CMP_OPS: Final = {"<": "lt", "<=": "le", "==": "eq", "!=": "ne"}
+_ARITH: Final = frozenset({"+", "-", "*", "//", "%"})
+_COMPARE: Final = frozenset({"<", "<=", ">", ">=", "==", "!="})
+_DIVISION_FUNCS: Final = frozenset({"floordiv", "floormod", "truncdiv", "truncmod"})
+
+
+@dataclasses.dataclass
+class _Field:
+    value: str
+    line: int
+    col: int
+
+
+@dataclasses.dataclass
+class _Block:
+    name: str
+    line: int
+    col: int
+    fields: dict[str, _Field] = dataclasses.field(default_factory=dict)
+    text_lines: list[str] = dataclasses.field(default_factory=list)
+
+
+def _split_blocks(text: str, file: str) -> list[_Block]:
+    blocks: list[_Block] = []
+    current: _Block | None = None
+    last_field: tuple[_Field, int] | None = None  # field and its key's indentation
+    for lineno, raw in enumerate(text.splitlines(), start=1):
+        stripped = raw.strip()
+        if not stripped or stripped.startswith("#"):
+            continue
+        if not raw[0].isspace():
+            words = stripped.split()
+            if words[0] != "rule":
+                raise RuleError(f"expected 'rule NAME', found {words[0]!r}", lineno, 1, file)
+            if len(words) != 2:
+                raise RuleError("a rule header is 'rule NAME'", lineno, 1, file)
+            name = words[1]
+            if not _NAME_RE.fullmatch(name):
+                col = raw.index(name) + 1
+                raise RuleError(
+                    f"rule name {name!r} is not kebab-case (like mod-of-small-range)",
+                    lineno,
+                    col,
+                    file,
+                )
+            current = _Block(name, lineno, raw.index(name) + 1, text_lines=[raw])
+            blocks.append(current)
+            last_field = None
+            continue
+        if current is None:
+            raise RuleError("indented line outside a rule", lineno, 1, file)
+        current.text_lines.append(raw)
+        m = _FIELD_RE.match(raw)
+        if m and m.group("key") in _FIELDS:
+            key = m.group("key")
+            if key in current.fields:
+                raise RuleError(f"field {key!r} given twice", lineno, len(m.group("indent")) + 1, file)
+            col = m.start("value") + 1
+            fld = _Field(m.group("value"), lineno, col)
+            current.fields[key] = fld
+            last_field = (fld, len(m.group("indent")))
+            continue
+        indent = len(raw) - len(raw.lstrip())
+        if last_field is not None and indent > last_field[1] and not m:
+            last_field[0].value += "\n" + raw
+            continue
+        if m:
+            known = ", ".join(_FIELDS)
+            raise RuleError(
+                f"unknown field {m.group('key')!r} (fields: {known})", lineno, indent + 1, file
+            )
+        raise RuleError("expected 'field: value'", lineno, indent + 1, file)
+    return blocks
+
+
+class _Checker:
+    """Turns one rule's syntax trees into pattern and expression data, checking them."""
+
+    def __init__(self, file: str) -> None:
+        self.file = file
+        self.names: dict[str, NameKind] = {}
+        self.uses_division = False
+
+    def error(self, reason: str, node: sx.Node) -> RuleError:
+        return RuleError(reason, node.line, node.col, self.file)
+
+    def bind(self, name: str, kind: NameKind, node: sx.Node) -> None:
+        known = self.names.get(name)
+        if known is not None and known is not kind:
+            raise self.error(f"{name!r} is used as a {kind.value} and as a {known.value}", node)
+        self.names[name] = kind
+
+    # ------------------------------------------------------------------ patterns
+    def pattern(self, node: sx.Node) -> Pattern:
+        if isinstance(node, sx.Num):
+            return PLit(node.value)
+        if isinstance(node, sx.Name):
+            if node.id[0].isupper():
+                self.bind(node.id, NameKind.CONST, node)
+                return PConst(node.id)
+            self.bind(node.id, NameKind.TERM, node)
+            return PTerm(node.id)
+        if isinstance(node, sx.Unary) and node.op in ("-", "+") or (
+            isinstance(node, sx.Binary) and node.op in ("+", "-", "*")
+        ):
+            return self.sum_pattern(node)
+        if isinstance(node, sx.Binary):
+            if node.op in ("//", "%"):
+                self.uses_division = True
+                kids = (self.pattern(node.left), self.pattern(node.right))
+                return POp("div" if node.op == "//" else "mod", kids)
+            if node.op in _CMP_OPS:
+                return POp(_CMP_OPS[node.op], (self.pattern(node.left), self.pattern(node.right)))
+            if node.op in (">", ">="):
+                op = "lt" if node.op == ">" else "le"
+                return POp(op, (self.pattern(node.right), self.pattern(node.left)))
+            raise self.error(f"{node.op!r} is not allowed in a pattern", node)
+        if isinstance(node, sx.Call):
+            if node.func == "sum":
+                raise self.error("sum(...) must be an addend of a sum pattern", node)
+            if node.func not in _PATTERN_CALLS:
+                known = ", ".join(_PATTERN_CALLS)
+                raise self.error(f"{node.func}() cannot appear in a pattern (allowed: {known})", node)
+            if len(node.args) != 2:
+                raise self.error(f"{node.func}() takes exactly 2 arguments in a pattern", node)
+            if node.func in _DIVISION_FUNCS:
+                self.uses_division = True
+            kids = (self.pattern(node.args[0]), self.pattern(node.args[1]))
+            return POp(_PATTERN_CALLS[node.func], kids)
+        raise self.error(f"{getattr(node, 'op', '?')!r} is not allowed in a pattern", node)
+
+    def const_factor(self, node: sx.Node) -> Expr | None:
+        """The constant expression of ``node`` if it is a literal or (negated) constant name."""
+        if isinstance(node, sx.Num):
+            return Lit(node.value)
+        if isinstance(node, sx.Name) and node.id[0].isupper():
+            self.bind(node.id, NameKind.CONST, node)
+            return Name(node.id, NameKind.CONST)
+        if isinstance(node, sx.Unary) and node.op == "-":
+            inner = self.const_factor(node.operand)
+            return None if inner is None else _neg(inner)
+        return None
+
+    def sum_pattern(self, root: sx.Node) -> Pattern:
+        addends: list[PAddend] = []
+        consts: list[tuple[Expr, sx.Node]] = []
+        rests: list[tuple[str, sx.Node]] = []
+        seqs: list[tuple[Seq, sx.Node]] = []
+        stack: list[tuple[sx.Node, Expr]] = [(root, Lit(1))]
+        while stack:
+            node, coef = stack.pop()
+            if isinstance(node, sx.Unary) and node.op in ("-", "+"):
+                stack.append((node.operand, _neg(coef) if node.op == "-" else coef))
+            elif isinstance(node, sx.Binary) and node.op in ("+", "-"):
+                stack.append((node.right, _neg(coef) if node.op == "-" else coef))
+                stack.append((node.left, coef))
+            elif isinstance(node, sx.Binary) and node.op == "*":
+                left_k = self.const_factor(node.left)
+                right_k = self.const_factor(node.right) if left_k is None else None
+                if left_k is not None:
+                    stack.append((node.right, _mul(coef, left_k)))
+                elif right_k is not None:
+                    stack.append((node.left, _mul(coef, right_k)))
+                else:
+                    kids = (self.pattern(node.left), self.pattern(node.right))
+                    addends.append(PAddend(POp("mul", kids), coef))
+            else:
+                k = self.const_factor(node)
+                if k is not None:
+                    consts.append((_mul(coef, k), node))
+                elif isinstance(node, sx.Call) and node.func == "sum":
+                    seqs.append((self.seq_pattern(node, coef), node))
+                elif isinstance(node, sx.Name) and coef == Lit(1):
+                    self.bind(node.id, NameKind.TERM, node)
+                    rests.append((node.id, node))
+                else:
+                    addends.append(PAddend(self.pattern(node), coef))
+        if len(rests) + len(seqs) > 1:
+            where = (rests + seqs)[1][1]  # type: ignore[operator]
+            raise self.error(
+                "a sum pattern has at most one rest (a bare term variable or one sum(...))", where
+            )
+        if len(consts) > 1:
+            raise self.error("a sum pattern has at most one constant addend", consts[1][1])
+        const = consts[0][0] if consts else None
+        if const is not None and not _is_simple_const(const):
+            raise self.error(
+                "a pattern constant must be a literal or a (negated) constant variable",
+                consts[0][1],
+            )
+        rest = rests[0][0] if rests else None
+        seq = seqs[0][0] if seqs else None
+        if not addends and const is None and seq is None and rest is not None:
+            return PTerm(rest)
+        if len(addends) == 1 and addends[0].coef == Lit(1) and const is None:
+            if rest is None and seq is None:
+                return addends[0].pattern
+        return PSum(tuple(addends), const, rest, seq)
+
+    def seq_pattern(self, node: sx.Call, coef: Expr) -> Seq:
+        if coef != Lit(1):
+            raise self.error("sum(...) cannot be scaled in a pattern", node)
+        if len(node.args) != 1:
+            raise self.error("sum(...) in a pattern takes one argument, like sum(K*t)", node)
+        arg = node.args[0]
+        if isinstance(arg, sx.Binary) and arg.op == "*":
+            a, b = arg.left, arg.right
+            if isinstance(b, sx.Name) and b.id[0].isupper():
+                a, b = b, a
+            if (
+                isinstance(a, sx.Name)
+                and a.id[0].isupper()
+                and isinstance(b, sx.Name)
+                and not b.id[0].isupper()
+            ):
+                self.bind(a.id, NameKind.SEQ_CONST, a)
+                self.bind(b.id, NameKind.SEQ_TERM, b)
+                return Seq(a.id, b.id)
+        raise self.error("sum(...) in a pattern must be sum(K*t): a constant and a term name", node)
+
+    # ---------------------------------------------------------------- expressions
+    def expr(self, node: sx.Node) -> Expr:
+        if isinstance(node, sx.Num):
+            return Lit(node.value)
+        if isinstance(node, sx.Name):
+            kind = self.names.get(node.id)
+            if kind is None:
+                raise self.error(f"name {node.id!r} is not bound by the pattern", node)
+            return Name(node.id, kind)
+        if isinstance(node, sx.Unary):
+            operand = self.expr(node.operand)
+            return operand if node.op == "+" else Unary(node.op, operand)
+        if isinstance(node, sx.Binary):
+            if node.op in ("//", "%"):
+                self.uses_division = True
+            return Binary(node.op, self.expr(node.left), self.expr(node.right))
+        assert isinstance(node, sx.Call)
+        func = node.func
+        if func in _DIVISION_FUNCS:
+            self.uses_division = True
+        if func in ("vmin", "vmax") or func in AGGREGATES:
+            if len(node.args) != 1:
+                raise self.error(f"{func}() takes exactly one argument", node)
+        elif func not in CONST_FUNCS:
+            known = ", ".join(sorted({"vmin", "vmax", *CONST_FUNCS, *AGGREGATES}))
+            raise self.error(f"unknown function {func!r} (known: {known})", node)
+        if func in ("floordiv", "floormod", "truncdiv", "truncmod", "divides") and len(
+            node.args
+        ) != 2:
+            raise self.error(f"{func}() takes exactly 2 arguments", node)
+        if func == "abs" and len(node.args) != 1:
+            raise self.error("abs() takes exactly one argument", node)
+        if not node.args:
+            raise self.error(f"{func}() needs arguments", node)
+        return Call(func, tuple(self.expr(a) for a in node.args))
+
+    def typecheck(self, e: Expr, node: sx.Node) -> tuple[str, bool]:
+        """The type (``int``, ``bool`` or ``term``) of ``e`` and whether it varies per addend."""
+        t, seq = _type_of(e, self)
+        del node
+        return t, seq
+
+    def type_error(self, reason: str) -> RuleError:
+        return RuleError(reason, self.where.line, self.where.col, self.file)
+
+    where: sx.Node
+
+
+def _neg(e: Expr) -> Expr:
+    if isinstance(e, Lit):
+        return Lit(-e.value)
+    if isinstance(e, Unary) and e.op == "-":
+        return e.operand
+    return Unary("-", e)
+
+
+def _mul(a: Expr, b: Expr) -> Expr:
+    if isinstance(a, Lit) and isinstance(b, Lit):
+        return Lit(a.value * b.value)
+    if a == Lit(1):
+        return b
+    if b == Lit(1):
+        return a
+    if a == Lit(-1):
+        return _neg(b)
+    if b == Lit(-1):
+        return _neg(a)
+    return Binary("*", a, b)
+
+
+def _is_simple_const(e: Expr) -> bool:
+    if isinstance(e, Lit | Name):
+        return True
+    return isinstance(e, Unary) and e.op == "-" and isinstance(e.operand, Name)
+
+
+_INT: Final = "int"
+_BOOL: Final = "bool"
+_TERM: Final = "term"
+
+
+def _type_of(e: Expr, ck: _Checker) -> tuple[str, bool]:
+    """Infer ``(type, per-addend)`` of an expression, raising RuleError on misuse."""
+    if isinstance(e, Lit):
+        return _INT, False
+    if isinstance(e, Name):
+        return {
+            NameKind.TERM: (_TERM, False),
+            NameKind.CONST: (_INT, False),
+            NameKind.SEQ_TERM: (_TERM, True),
+            NameKind.SEQ_CONST: (_INT, True),
+        }[e.kind]
+    if isinstance(e, Unary):
+        t, seq = _type_of(e.operand, ck)
+        if e.op == "not":
+            if t != _BOOL:
+                raise ck.type_error("'not' needs a condition")
+            return _BOOL, seq
+        if t == _BOOL:
+            raise ck.type_error("cannot negate a condition with '-'; use 'not'")
+        return t, seq
+    if isinstance(e, Binary):
+        lt, ls = _type_of(e.left, ck)
+        rt, rs = _type_of(e.right, ck)
+        seq = ls or rs
+        if e.op in ("and", "or"):
+            if lt != _BOOL or rt != _BOOL:
+                raise ck.type_error(f"'{e.op}' joins conditions, not numbers")
+            return _BOOL, seq
+        if _BOOL in (lt, rt):
+            raise ck.type_error(f"'{e.op}' needs numbers or terms, not conditions")
+        if e.op in _COMPARE:
+            return (_TERM if _TERM in (lt, rt) else _BOOL), seq
+        return (_TERM if _TERM in (lt, rt) else _INT), seq
+    assert isinstance(e, Call)
+    types = [_type_of(a, ck) for a in e.args]
+    seq = any(s for _, s in types)
+    kinds = {t for t, _ in types}
+    if e.func in ("vmin", "vmax"):
+        if kinds != {_TERM}:
+            raise ck.type_error(f"{e.func}() takes a term")
+        return _INT, seq
+    if e.func in AGGREGATES:
+        (t, s) = types[0]
+        if not s:
+            raise ck.type_error(f"{e.func}(...) must range over sequence names from sum(K*t)")
+        if e.func == "sum":
+            if t == _BOOL:
+                raise ck.type_error("sum() adds numbers or terms, not conditions")
+            return t, False
+        if t != _BOOL:
+            raise ck.type_error(f"{e.func}() takes a condition")
+        return _BOOL, False
+    if _BOOL in kinds:
+        raise ck.type_error(f"{e.func}() takes numbers, not conditions")
+    if e.func in ("gcd", "min", "max"):
+        # Sequence arguments are expanded: gcd(K, D) is the gcd of every K and D.
+        if _TERM in kinds:
+            if e.func == "gcd" or seq:
+                raise ck.type_error(f"{e.func}() of terms over a sequence is not supported")
+            return _TERM, False
+        return _INT, False
+    if _TERM in kinds:
+        if e.func in _DIVISION_FUNCS:
+            return _TERM, seq
+        raise ck.type_error(f"{e.func}() takes constants, not terms")
+    if e.func == "divides":
+        return _BOOL, seq
+    return _INT, seq
+
+
+def _field_syntax(fld: _Field, file: str) -> sx.Node:
+    try:
+        return sx.parse_syntax(fld.value, file, fld.line, fld.col)
+    except RuleError:
+        raise
+    except ParseError as exc:
+        raise RuleError(exc.reason, exc.line, exc.col, file) from None
+
+
+def _parse_semantics(fld: _Field, file: str) -> tuple[Semantics, ...]:
+    words = [w.strip() for w in fld.value.replace(",", " ").split()]
+    if words == ["any"]:
+        return ()
+    out: list[Semantics] = []
+    for w in words:
+        try:
+            sem = Semantics(w)
+        except ValueError:
+            raise RuleError(
+                f"unknown semantics {w!r} (use floor, trunc, or any)", fld.line, fld.col, file
+            ) from None
+        if sem in out:
+            raise RuleError(f"semantics {w!r} listed twice", fld.line, fld.col, file)
+        out.append(sem)
+    if not out:
+        raise RuleError("semantics needs a value: floor, trunc, or any", fld.line, fld.col, file)
+    return tuple(out)
+
+
+def _build_rule(block: _Block, file: str) -> Rule:
+    for key in _REQUIRED:
+        if key not in block.fields:
+            raise RuleError(f"rule {block.name!r} has no {key!r} field", block.line, 1, file)
+    ck = _Checker(file)
+    fields = block.fields
+    semantics = _parse_semantics(fields["semantics"], file)
+    pat_node = _field_syntax(fields["pattern"], file)
+    pattern = ck.pattern(pat_node)
+    if isinstance(pattern, PTerm | PConst | PLit):
+        raise ck.error("a pattern must have an operator at its root", pat_node)
+    lets = _parse_lets(fields["let"], ck, file) if "let" in fields else ()
+    guard = None
+    if "guard" in fields:
+        g_node = _field_syntax(fields["guard"], file)
+        guard = ck.expr(g_node)
+        ck.where = g_node
+        gtype, _ = _type_of(guard, ck)
+        if gtype != _BOOL:
+            raise ck.error("the guard must be a condition (a comparison, and/or/not)", g_node)
+    r_node = _field_syntax(fields["rewrite"], file)
+    rewrite = ck.expr(r_node)
+    ck.where = r_node
+    rtype, _ = _type_of(rewrite, ck)
+    if rtype == _BOOL:
+        raise ck.error("the rewrite must be a term or a number, not a condition", r_node)
+    doc = fields["doc"].value.strip()
+    if not doc:
+        raise RuleError("the doc field is empty", fields["doc"].line, fields["doc"].col, file)
+    if not semantics and ck.uses_division:
+        sem_field = fields["semantics"]
+        raise RuleError(
+            "a rule using // or % must name its semantics (floor, trunc), not 'any'",
+            sem_field.line,
+            sem_field.col,
+            file,
+        )
+    return Rule(
+        name=block.name,
+        doc=doc,
+        semantics=semantics,
+        pattern=pattern,
+        lets=lets,
+        guard=guard,
+        rewrite=rewrite,
+        names=dict(ck.names),
+        file=file,
+        line=block.line,
+        text="\n".join(block.text_lines),
+    )
+
+
+def _parse_lets(fld: _Field, ck: _Checker, file: str) -> tuple[tuple[str, Expr], ...]:
+    """``let:`` holds ``NAME = expression`` definitions, one per line or separated by ';'."""
+    out: list[tuple[str, Expr]] = []
+    for offset, line_text in enumerate(fld.value.split("\n")):
+        line = fld.line + offset
+        base_col = fld.col if offset == 0 else 1
+        col = base_col
+        for piece in line_text.split(";"):
+            m = _LET_RE.match(piece)
+            if not piece.strip():
+                col += len(piece) + 1
+                continue
+            if m is None:
+                raise RuleError("expected 'NAME = expression' in let", line, col, file)
+            name = m.group("name")
+            name_col = col + len(m.group("lead"))
+            if name in ck.names:
+                raise RuleError(f"let redefines {name!r}", line, name_col, file)
+            expr_col = col + m.start("expr")
+            node = _field_syntax(_Field(m.group("expr"), line, expr_col), file)
+            e = ck.expr(node)
+            ck.where = node
+            etype, seq = _type_of(e, ck)
+            want = _INT if name[0].isupper() else _TERM
+            if etype != want or seq:
+                kind = "a number" if want == _INT else "a term"
+                raise RuleError(
+                    f"{name!r} must be {kind} (upper-case names are numbers, lower-case terms)",
+                    line,
+                    name_col,
+                    file,
+                )
+            ck.names[name] = NameKind.CONST if want == _INT else NameKind.TERM
+            out.append((name, e))
+            col += len(piece) + 1
+    return tuple(out)
+
+
+def parse_rules(text: str, file: str = "<rules>") -> list[Rule]:
+    """Parse the text of a rules file. Raises RuleError (``file:line:col: reason``)."""
+    return [_build_rule(b, file) for b in _split_blocks(text, file)]
+
+
+def load_rule_files(paths: Iterable[str | Path]) -> list[Rule]:
+    """Load rules files in order; rule names must be unique across all of them."""
+    rules: list[Rule] = []
+    seen: dict[str, Rule] = {}
+    for path in paths:
+        p = Path(path)
+        try:
+            text = p.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise RuleError(f"cannot read rules file: {exc}", 1, 1, str(p)) from None
+        for rule in parse_rules(text, str(p)):
+            if rule.name in seen:
+                first = seen[rule.name]
+                raise RuleError(
+                    f"duplicate rule name {rule.name!r} (first defined at {first.location})",
+                    rule.line,
+                    1,
+                    rule.file,
+                )
+            seen[rule.name] = rule
+            rules.append(rule)
+    return rules

@@ -1,0 +1,196 @@
+"""A rule set: rules instantiated per semantics, indexed by the operator they match."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+from quorem.engine.errors import RuleError
+from quorem.engine.interpret import Undetermined, evaluate_expr, evaluate_to_term
+from quorem.engine.matcher import Bindings, match
+from quorem.engine.ops import Op, Semantics
+from quorem.engine.rule import (
+    Binary,
+    Call,
+    Expr,
+    Name,
+    PConst,
+    PLit,
+    POp,
+    PSum,
+    PTerm,
+    Pattern,
+    Rule,
+    Unary,
+    pattern_op,
+)
+from quorem.engine.rulefile import load_rule_files, parse_rules
+from quorem.engine.term import Term
+
+__all__ = ["CompiledRule", "RuleSet", "default_ruleset"]
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class CompiledRule:
+    """A rule instantiated for one semantics (``None`` for rules without division)."""
+
+    rule: Rule
+    semantics: Semantics | None
+    root: Op
+
+    @property
+    def name(self) -> str:
+        """The rule's name."""
+        return self.rule.name
+
+    def apply(self, t: Term) -> Term | None:
+        """The rewrite of ``t`` by this rule, or None if no match satisfies the guard."""
+        rule = self.rule
+        sem = self.semantics
+        for b in match(rule.pattern, t, {}, sem):
+            try:
+                if rule.lets:
+                    b = dict(b)
+                for name, e in rule.lets:
+                    value = evaluate_expr(e, b, sem)
+                    if not isinstance(value, int | Term) or isinstance(value, bool):
+                        raise Undetermined
+                    b[name] = value
+                if rule.guard is not None and evaluate_expr(rule.guard, b, sem) is not True:
+                    continue
+                out = evaluate_to_term(rule.rewrite, b, sem)
+            except Undetermined:
+                continue
+            if out is not t:
+                return out
+        return None
+
+    def matches(self, t: Term) -> list[Bindings]:
+        """Every match of the pattern in ``t`` (guard not checked), for tools and tests."""
+        return list(match(self.rule.pattern, t, {}, self.semantics))
+
+
+def _root_op(p: Pattern, sem: Semantics | None) -> Op:
+    if isinstance(p, POp):
+        return pattern_op(p.op, sem)
+    assert isinstance(p, PSum)
+    return Op.ADD
+
+
+def _expr_names(e: Expr) -> set[str]:
+    if isinstance(e, Name):
+        return {e.name}
+    if isinstance(e, Unary):
+        return _expr_names(e.operand)
+    if isinstance(e, Binary):
+        return _expr_names(e.left) | _expr_names(e.right)
+    if isinstance(e, Call):
+        out: set[str] = set()
+        for a in e.args:
+            out |= _expr_names(a)
+        return out
+    return set()
+
+
+def _check_binding_order(rule: Rule) -> None:
+    """Coefficients like ``-N`` are compared, not solved: their names must be bound first.
+
+    Simulates the matcher's order (constant children first, addends left to right).
+    """
+    bound: set[str] = set()
+
+    def visit(p: Pattern) -> None:
+        if isinstance(p, PTerm | PConst):
+            bound.add(p.name)
+        elif isinstance(p, POp):
+            order = sorted(
+                p.children,
+                key=lambda c: 0 if isinstance(c, PConst | PLit) else 1 if isinstance(c, PTerm) else 2,
+            )
+            for c in order:
+                visit(c)
+        elif isinstance(p, PSum):
+            for e in [a.coef for a in p.addends] + ([p.const] if p.const is not None else []):
+                names = _expr_names(e)
+                simple = isinstance(e, Name) or (
+                    isinstance(e, Unary) and e.op == "-" and isinstance(e.operand, Name)
+                )
+                if not simple and not names <= bound:
+                    missing = ", ".join(sorted(names - bound))
+                    raise RuleError(
+                        f"rule {rule.name!r}: coefficient uses {missing} before the pattern binds it",
+                        rule.line,
+                        1,
+                        rule.file,
+                    )
+                bound.update(names)
+            for a in p.addends:
+                visit(a.pattern)
+            if p.rest:
+                bound.add(p.rest)
+            if p.seq:
+                bound.update((p.seq.coef, p.seq.term))
+
+    visit(rule.pattern)
+
+
+class RuleSet:
+    """Rules in priority order, each instantiated for the semantics it is stated for.
+
+    ``rules_for(op)`` gives, in priority order, the instances that can match a node
+    whose operator is ``op``: the rewriter never tries the others.
+    """
+
+    def __init__(self, rules: Sequence[Rule]) -> None:
+        self.rules: tuple[Rule, ...] = tuple(rules)
+        self.compiled: list[CompiledRule] = []
+        by_op: dict[Op, list[CompiledRule]] = {op: [] for op in Op}
+        for rule in self.rules:
+            _check_binding_order(rule)
+            for sem in rule.semantics or (None,):
+                root = _root_op(rule.pattern, sem)
+                c = CompiledRule(rule, sem, root)
+                self.compiled.append(c)
+                by_op[root].append(c)
+        self._by_op = {op: tuple(rs) for op, rs in by_op.items()}
+
+    def rules_for(self, op: Op) -> tuple[CompiledRule, ...]:
+        """The rule instances that may match a node with operator ``op``, by priority."""
+        return self._by_op[op]
+
+    def rule(self, name: str) -> Rule:
+        """The rule called ``name``. Raises KeyError if there is none."""
+        for r in self.rules:
+            if r.name == name:
+                return r
+        raise KeyError(name)
+
+    def __len__(self) -> int:
+        return len(self.rules)
+
+    def __iter__(self) -> Iterable[Rule]:  # type: ignore[override]
+        return iter(self.rules)
+
+    @classmethod
+    def from_files(cls, paths: Iterable[str | Path]) -> RuleSet:
+        """Load and check rules files (names unique across them), in the order given."""
+        return cls(load_rule_files(paths))
+
+    @classmethod
+    def from_text(cls, text: str, file: str = "<rules>") -> RuleSet:
+        """A rule set from the text of one rules file."""
+        return cls(parse_rules(text, file))
+
+
+_DEFAULT: list[RuleSet] = []
+
+
+def default_ruleset() -> RuleSet:
+    """The rules shipped in ``quorem.rules``, loaded once."""
+    if not _DEFAULT:
+        from quorem.rules import rule_files  # noqa: PLC0415  (rules is data; load lazily)
+
+        _DEFAULT.append(RuleSet.from_files(rule_files()))
+    return _DEFAULT[0]
+

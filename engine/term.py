@@ -1,0 +1,465 @@
+"""Hash-consed integer terms in a canonical form.
+
+Every term is built by the functions of this module and interned: two structurally
+equal terms are the same Python object, so ``a is b`` decides equality. The intern
+table holds terms weakly, so terms nobody references are freed.
+
+The canonical form is the commutative-ring normal form over opaque atoms:
+
+* a sum is one flat ``ADD`` node ``c_1*t_1 + ... + c_n*t_n + k`` whose atoms ``t_i`` are
+  distinct, non-constant, not sums themselves, sorted by a structural key, with non-zero
+  integer coefficients; ``x + 0``, ``x*1``, ``x*0``, ``x - x`` and ``c*(a + b)`` are
+  therefore normalised on construction;
+* a product of non-constant factors is one flat ``MUL`` node of sorted factors, its
+  constant coefficient lifted into an ``ADD``;
+* the operands of ``max``, ``min``, ``==`` and ``!=`` are sorted; ``a > b`` is ``b < a``.
+
+The order is derived from structure only, never from construction order, so
+``add(a, b) is add(b, a)`` always. Every node carries its value range ``vmin..vmax``
+(``None`` for an unbounded side), computed once at construction.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import weakref
+from collections.abc import Iterable, Sequence
+from typing import Any, Final, NoReturn
+
+from quorem.engine import interval as iv
+from quorem.engine.errors import TermError
+from quorem.engine.ops import DIV_OF, MOD_OF, Op, Semantics
+
+__all__ = [
+    "Term",
+    "as_term",
+    "binary",
+    "compare",
+    "const",
+    "div",
+    "linear",
+    "maximum",
+    "minimum",
+    "mod",
+    "mul",
+    "product",
+    "sum_of",
+    "var",
+]
+
+_TABLE: Final[weakref.WeakValueDictionary[tuple[Any, ...], Term]] = weakref.WeakValueDictionary()
+_RANK: Final[dict[Op, int]] = {op: i for i, op in enumerate(Op)}
+_MINUS_ONE_HASH: Final = 0x2545F4914F6CDD1D  # hash(-1) == hash(-2) in CPython; keep them apart
+
+
+def _ihash(v: int) -> int:
+    return _MINUS_ONE_HASH if v == -1 else hash(v)
+
+
+class Term:
+    """An interned integer expression node.
+
+    Attributes:
+        op: the operator.
+        args: the operand terms (for ``ADD``, the atoms of the sum).
+        arg: extra data: the value of a ``CONST``; ``(name, lo, hi)`` of a ``VAR``;
+            ``(coefficients, constant)`` of an ``ADD``; ``None`` otherwise.
+        vmin: a lower bound of the term's value on its domain, or ``None`` (unbounded).
+        vmax: an upper bound of the term's value on its domain, or ``None`` (unbounded).
+    """
+
+    __slots__ = ("__weakref__", "arg", "args", "h", "op", "skey", "vmax", "vmin")
+
+    op: Op
+    args: tuple[Term, ...]
+    arg: Any
+    vmin: int | None
+    vmax: int | None
+    skey: tuple[Any, ...]
+    h: int  # deterministic structural hash (independent of PYTHONHASHSEED)
+
+    def __init__(self) -> None:
+        raise TypeError("build terms with quorem.var, quorem.const, quorem.parse or operators")
+
+    # Python operators build terms (floor semantics for // and %).
+    def __add__(self, other: Term | int) -> Term:
+        return linear([(self, 1), (as_term(other), 1)])
+
+    def __radd__(self, other: int) -> Term:
+        return linear([(as_term(other), 1), (self, 1)])
+
+    def __sub__(self, other: Term | int) -> Term:
+        return linear([(self, 1), (as_term(other), -1)])
+
+    def __rsub__(self, other: int) -> Term:
+        return linear([(as_term(other), 1), (self, -1)])
+
+    def __neg__(self) -> Term:
+        return linear([(self, -1)])
+
+    def __pos__(self) -> Term:
+        return self
+
+    def __mul__(self, other: Term | int) -> Term:
+        return mul(self, as_term(other))
+
+    def __rmul__(self, other: int) -> Term:
+        return mul(as_term(other), self)
+
+    def __floordiv__(self, other: Term | int) -> Term:
+        return div(self, as_term(other), Semantics.FLOOR)
+
+    def __rfloordiv__(self, other: int) -> Term:
+        return div(as_term(other), self, Semantics.FLOOR)
+
+    def __mod__(self, other: Term | int) -> Term:
+        return mod(self, as_term(other), Semantics.FLOOR)
+
+    def __rmod__(self, other: int) -> Term:
+        return mod(as_term(other), self, Semantics.FLOOR)
+
+    def __lt__(self, other: Term | int) -> Term:
+        return compare(Op.LT, self, as_term(other))
+
+    def __le__(self, other: Term | int) -> Term:
+        return compare(Op.LE, self, as_term(other))
+
+    def __gt__(self, other: Term | int) -> Term:
+        return compare(Op.LT, as_term(other), self)
+
+    def __ge__(self, other: Term | int) -> Term:
+        return compare(Op.LE, as_term(other), self)
+
+    def __bool__(self) -> NoReturn:
+        raise TypeError("a quorem term has no truth value; use `is` to compare terms")
+
+    def __str__(self) -> str:
+        from quorem.engine.printer import to_text  # noqa: PLC0415  (printer imports term)
+
+        return to_text(self)
+
+    def __repr__(self) -> str:
+        return f"Term({str(self)!r})"
+
+    def __reduce__(self) -> NoReturn:
+        raise TypeError("terms are interned; serialise them with str() and quorem.parse")
+
+    @property
+    def is_const(self) -> bool:
+        """True if the term is an integer literal."""
+        return self.op is Op.CONST
+
+    @property
+    def value(self) -> int:
+        """The value of a constant term. Raises TermError for any other term."""
+        if self.op is not Op.CONST:
+            raise TermError(f"{self} is not a constant")
+        return int(self.arg)
+
+    @property
+    def name(self) -> str:
+        """The name of a variable term. Raises TermError for any other term."""
+        if self.op is not Op.VAR:
+            raise TermError(f"{self} is not a variable")
+        return str(self.arg[0])
+
+    def addends(self) -> tuple[list[tuple[Term, int]], int]:
+        """View the term as a sum: its ``(atom, coefficient)`` pairs and its constant."""
+        if self.op is Op.ADD:
+            return list(zip(self.args, self.arg[0], strict=True)), self.arg[1]
+        if self.op is Op.CONST:
+            return [], self.arg
+        return [(self, 1)], 0
+
+
+def _range_of(op: Op, args: tuple[Term, ...], arg: Any) -> iv.Range:
+    if op is Op.CONST:
+        return (arg, arg)
+    if op is Op.VAR:
+        return (arg[1], arg[2])
+    if op is Op.ADD:
+        return iv.add_range(
+            [(c, (t.vmin, t.vmax)) for t, c in zip(args, arg[0], strict=True)], arg[1]
+        )
+    if op is Op.FLOORDIV or op is Op.FLOORMOD:
+        fast = _floor_by_positive_const(op, args[0], args[1])
+        if fast is not None:
+            return fast
+    ranges = [(t.vmin, t.vmax) for t in args]
+    if op is Op.MUL:
+        return functools.reduce(iv.mul_range, ranges)
+    a, b = ranges
+    return _BINARY_RANGE[op](a, b)
+
+
+def _floor_by_positive_const(op: Op, a: Term, b: Term) -> iv.Range | None:
+    """The common case, a bounded numerator over a positive constant, without the general code."""
+    lo, hi, d = a.vmin, a.vmax, b.arg
+    if b.op is not Op.CONST or d <= 0 or lo is None or hi is None:
+        return None
+    if op is Op.FLOORDIV:
+        return (lo // d, hi // d)
+    if lo // d == hi // d:
+        k = lo // d
+        return (lo - k * d, hi - k * d)
+    return (0, d - 1)
+
+
+_BINARY_RANGE: Final = {
+    Op.FLOORDIV: iv.floordiv_range,
+    Op.FLOORMOD: iv.floormod_range,
+    Op.TRUNCDIV: iv.truncdiv_range,
+    Op.TRUNCMOD: iv.truncmod_range,
+    Op.MAX: iv.max_range,
+    Op.MIN: iv.min_range,
+    Op.LT: functools.partial(iv.compare_range, True),
+    Op.LE: functools.partial(iv.compare_range, False),
+    Op.EQ: functools.partial(iv.equality_range, True),
+    Op.NE: functools.partial(iv.equality_range, False),
+}
+
+
+def _structural_hash(op: Op, args: tuple[Term, ...], arg: Any) -> int:
+    if len(args) == 2:
+        return hash((op.value, args[0].h, args[1].h))
+    if op is Op.ADD:
+        extra = hash((tuple(_ihash(c) for c in arg[0]), _ihash(arg[1])))
+        return hash((op.value, tuple([t.h for t in args]), extra))
+    return hash((op.value, tuple([t.h for t in args])))
+
+
+def _make(op: Op, args: tuple[Term, ...], arg: Any) -> Term:
+    key = (op, args, arg)
+    found = _TABLE.get(key)
+    if found is not None:
+        return found
+    term = object.__new__(Term)
+    term.op = op
+    term.args = args
+    term.arg = arg
+    term.vmin, term.vmax = _range_of(op, args, arg)
+    if op is Op.CONST:
+        term.h = _ihash(arg)
+        term.skey = (0, arg)
+    elif op is Op.VAR:
+        digest = hashlib.blake2b(repr(arg).encode(), digest_size=8).digest()
+        term.h = int.from_bytes(digest, "little")
+        term.skey = (1, arg[0], term.h)
+    else:
+        term.h = _structural_hash(op, args, arg)
+        term.skey = (2 + _RANK[op], term.h)
+    _TABLE[key] = term
+    return term
+
+
+def _structural_cmp(a: Term, b: Term) -> int:
+    """Total order on structure, used only when two structural keys collide."""
+    stack = [(a, b)]
+    while stack:
+        x, y = stack.pop()
+        if x is y:
+            continue
+        kx = (_RANK[x.op], repr(x.arg) if x.op is not Op.CONST else "")
+        ky = (_RANK[y.op], repr(y.arg) if y.op is not Op.CONST else "")
+        if x.op is Op.CONST and y.op is Op.CONST:
+            return -1 if x.arg < y.arg else 1
+        if kx != ky:
+            return -1 if kx < ky else 1
+        if len(x.args) != len(y.args):
+            return -1 if len(x.args) < len(y.args) else 1
+        stack.extend(reversed(list(zip(x.args, y.args, strict=True))))
+    return 0
+
+
+def _sorted(terms: Iterable[Term]) -> list[Term]:
+    out = sorted(terms, key=_skey)
+    for left, right in zip(out, out[1:], strict=False):
+        if left.skey == right.skey and left is not right:
+            return sorted(out, key=functools.cmp_to_key(_structural_cmp))
+    return out
+
+
+def _skey(t: Term) -> tuple[Any, ...]:
+    return t.skey
+
+
+def const(value: int) -> Term:
+    """The constant term with the given integer value."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TermError(f"a constant must be an int, not {type(value).__name__}")
+    return _make(Op.CONST, (), value)
+
+
+def var(name: str, lo: int | None = None, hi: int | None = None) -> Term:
+    """The variable ``name`` ranging over the inclusive interval ``[lo, hi]``.
+
+    ``None`` leaves a side unbounded. Variables with the same name and bounds are the
+    same term; the same name with other bounds is a different variable.
+    """
+    if not isinstance(name, str) or not name.isidentifier():
+        raise TermError(f"variable name {name!r} is not an identifier")
+    for side in (lo, hi):
+        if side is not None and (isinstance(side, bool) or not isinstance(side, int)):
+            raise TermError(f"bound {side!r} of variable {name} is not an int or None")
+    if lo is not None and hi is not None and lo > hi:
+        raise TermError(f"variable {name} has an empty range [{lo}, {hi}]")
+    return _make(Op.VAR, (), (name, lo, hi))
+
+
+def as_term(value: Term | int) -> Term:
+    """``value`` itself if it is a term, else the constant term of the int ``value``."""
+    if isinstance(value, Term):
+        return value
+    return const(value)
+
+
+def linear(pairs: Iterable[tuple[Term, int]], constant: int = 0) -> Term:
+    """The canonical term of ``constant + sum(c * t for t, c in pairs)``.
+
+    Nested sums are flattened, constants folded and like atoms collected; the cost is
+    linear in the number of atoms involved.
+    """
+    acc: dict[Term, int] = {}
+    for term, coeff in pairs:
+        if coeff == 0:
+            continue
+        op = term.op
+        if op is Op.CONST:
+            constant += coeff * term.arg
+        elif op is Op.ADD:
+            for atom, c in zip(term.args, term.arg[0], strict=True):
+                acc[atom] = acc.get(atom, 0) + coeff * c
+            constant += coeff * term.arg[1]
+        else:
+            acc[term] = acc.get(term, 0) + coeff
+    return _linear_from(acc, constant)
+
+
+def _linear_from(acc: dict[Term, int], constant: int) -> Term:
+    atoms = [t for t, c in acc.items() if c != 0]
+    if not atoms:
+        return const(constant)
+    if len(atoms) == 1 and constant == 0 and acc[atoms[0]] == 1:
+        return atoms[0]
+    atoms = _sorted(atoms)
+    return _make(Op.ADD, tuple(atoms), (tuple(acc[t] for t in atoms), constant))
+
+
+def sum_of(terms: Iterable[Term | int]) -> Term:
+    """The canonical sum of ``terms`` (linear time; prefer it to a loop of ``+``)."""
+    return linear((as_term(t), 1) for t in terms)
+
+
+def _split_scale(t: Term) -> tuple[int, Term]:
+    """Write ``t`` as ``c * u`` with ``u`` not a scaled atom."""
+    if t.op is Op.ADD and len(t.args) == 1 and t.arg[1] == 0:
+        return t.arg[0][0], t.args[0]
+    return 1, t
+
+
+def mul(a: Term, b: Term) -> Term:
+    """The canonical term of ``a * b``."""
+    return product([a, b])
+
+
+def product(factors: Sequence[Term]) -> Term:
+    """The canonical term of the product of ``factors``."""
+    scale = 1
+    atoms: list[Term] = []
+    for f in factors:
+        if f.op is Op.CONST:
+            scale *= f.arg
+            continue
+        c, u = _split_scale(f)
+        scale *= c
+        if u.op is Op.MUL:
+            atoms.extend(u.args)
+        else:
+            atoms.append(u)
+    if scale == 0 or not atoms:
+        return const(scale)
+    if len(atoms) == 1:
+        return linear([(atoms[0], scale)])
+    core = _make(Op.MUL, tuple(_sorted(atoms)), None)
+    return core if scale == 1 else linear([(core, scale)])
+
+
+def _zero_divisor(a: Term, op_text: str) -> NoReturn:
+    from quorem.engine.printer import to_text  # noqa: PLC0415  (printer imports term)
+
+    raise TermError(f"division by zero in ({to_text(a)}) {op_text} 0")
+
+
+def div(a: Term, b: Term, semantics: Semantics) -> Term:
+    """The quotient term ``a / b`` rounded per ``semantics``.
+
+    Raises TermError if ``b`` is the constant zero.
+    """
+    if b.op is Op.CONST and b.arg == 0:
+        _zero_divisor(a, "//" if semantics is Semantics.FLOOR else "truncdiv")
+    return _make(DIV_OF[semantics], (a, b), None)
+
+
+def mod(a: Term, b: Term, semantics: Semantics) -> Term:
+    """The remainder term of ``a / b`` per ``semantics``.
+
+    Raises TermError if ``b`` is the constant zero.
+    """
+    if b.op is Op.CONST and b.arg == 0:
+        _zero_divisor(a, "%" if semantics is Semantics.FLOOR else "truncmod")
+    return _make(MOD_OF[semantics], (a, b), None)
+
+
+def _ordered_pair(a: Term, b: Term) -> tuple[Term, Term]:
+    first, second = _sorted([a, b])
+    return first, second
+
+
+def maximum(a: Term, b: Term) -> Term:
+    """The term ``max(a, b)``."""
+    return _make(Op.MAX, _ordered_pair(a, b), None)
+
+
+def minimum(a: Term, b: Term) -> Term:
+    """The term ``min(a, b)``."""
+    return _make(Op.MIN, _ordered_pair(a, b), None)
+
+
+def compare(op: Op, a: Term, b: Term) -> Term:
+    """The 0/1 term ``a op b`` for ``op`` in ``LT``, ``LE``, ``EQ``, ``NE``."""
+    if op in (Op.EQ, Op.NE):
+        return _make(op, _ordered_pair(a, b), None)
+    if op in (Op.LT, Op.LE):
+        return _make(op, (a, b), None)
+    raise TermError(f"{op.name} is not a comparison")
+
+
+def binary(op: Op, a: Term, b: Term) -> Term:
+    """Build the binary term ``op(a, b)`` for any binary operator, in canonical form."""
+    if op is Op.MUL:
+        return mul(a, b)
+    if op is Op.ADD:
+        return linear([(a, 1), (b, 1)])
+    if op in (Op.FLOORDIV, Op.TRUNCDIV):
+        return div(a, b, Semantics.FLOOR if op is Op.FLOORDIV else Semantics.TRUNC)
+    if op in (Op.FLOORMOD, Op.TRUNCMOD):
+        return mod(a, b, Semantics.FLOOR if op is Op.FLOORMOD else Semantics.TRUNC)
+    if op is Op.MAX:
+        return maximum(a, b)
+    if op is Op.MIN:
+        return minimum(a, b)
+    return compare(op, a, b)
+
+
+def rebuild(term: Term, args: Sequence[Term]) -> Term:
+    """``term`` with its operands replaced by ``args``, in canonical form."""
+    op = term.op
+    if op is Op.ADD:
+        return linear(zip(args, term.arg[0], strict=True), term.arg[1])
+    if op is Op.MUL:
+        return product(args)
+    if not args:
+        return term
+    a, b = args
+    return binary(op, a, b)
