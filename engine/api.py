@@ -69,9 +69,7 @@ def _semantics(semantics: Semantics | str) -> Semantics:
         raise QuoremError(f"unknown semantics {semantics!r}: use 'floor' or 'trunc'") from None
 
 
-def parse(
-    text: str, vars: VarBounds | None = None, semantics: Semantics | str = "floor"
-) -> Term:
+def parse(text: str, vars: VarBounds | None = None, semantics: Semantics | str = "floor") -> Term:
     """Parse expression text into a canonical term.
 
     Args:
@@ -83,6 +81,7 @@ def parse(
 
     Raises:
         ParseError: with line and column, for text that is not a valid expression.
+
     """
     return parse_term(text, vars or {}, _semantics(semantics))
 

@@ -8,7 +8,18 @@ from typing import Final
 from quorem.engine.errors import ParseError, TermError
 from quorem.engine.ops import Op, Semantics
 from quorem.engine.syntax import Binary, Call, Name, Node, Num, Unary, parse_syntax
-from quorem.engine.term import Term, compare, const, div, linear, maximum, minimum, mod, product, var
+from quorem.engine.term import (
+    Term,
+    compare,
+    const,
+    div,
+    linear,
+    maximum,
+    minimum,
+    mod,
+    product,
+    var,
+)
 
 __all__ = ["Bounds", "build_term", "parse_term"]
 
@@ -137,7 +148,7 @@ class _Builder:
 
     def binary(self, node: Binary, left: Value, right: Value) -> Value:
         op = node.op
-        if op == "+" or op == "-":
+        if op in {"+", "-"}:
             return _Linear.of(left).merge(_Linear.of(right), 1 if op == "+" else -1)
         if op == "*":
             k = _const_value(left)

@@ -23,6 +23,7 @@ class ParseError(QuoremError):
         line: 1-based line of the offending token.
         col: 1-based column of the offending token.
         reason: what is wrong, in one sentence.
+
     """
 
     def __init__(self, reason: str, line: int, col: int, source: str = "<expr>") -> None:

@@ -18,6 +18,7 @@ def evaluate(term: Term, env: Mapping[str, int], *, check_bounds: bool = True) -
     Raises:
         EvaluationError: a variable is missing from ``env`` or (with ``check_bounds``)
             outside its range, or a division by zero occurs at this point.
+
     """
     values: dict[Term, int] = {}
     stack: list[tuple[Term, bool]] = [(term, False)]

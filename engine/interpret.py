@@ -141,14 +141,10 @@ def _compare(op: str, a: Ext, b: Ext) -> bool:
     return ka != kb
 
 
-def _is_term(v: Value) -> bool:
-    return isinstance(v, Term)
-
-
 def _to_term(v: Value) -> Term:
     if isinstance(v, Term):
         return v
-    if isinstance(v, bool) or isinstance(v, _Inf):
+    if isinstance(v, bool | _Inf):
         raise Undetermined
     return const(v)
 
@@ -199,7 +195,7 @@ class _Evaluator:
             return bool(self.ev(e.left)) or bool(self.ev(e.right))
         a = self.ev(e.left)
         b = self.ev(e.right)
-        if _is_term(a) or _is_term(b):
+        if isinstance(a, Term) or isinstance(b, Term):
             return self.term_binary(op, _to_term(a), _to_term(b))
         assert not isinstance(a, bool) and not isinstance(b, bool)
         if op == "+":
@@ -208,7 +204,7 @@ class _Evaluator:
             return _add(a, _neg(b))
         if op == "*":
             return _mul(a, b)
-        if op == "//" or op == "%":
+        if op in {"//", "%"}:
             return self.const_division(op, a, b)
         return _compare(op, a, b)
 
@@ -350,4 +346,3 @@ def evaluate_expr(e: Expr, env: Env, semantics: Semantics | None) -> Value:
 def evaluate_to_term(e: Expr, env: Env, semantics: Semantics | None) -> Term:
     """Evaluate a rewrite template to a term (an integer result becomes a constant)."""
     return _to_term(evaluate_expr(e, env, semantics))
-

@@ -47,12 +47,12 @@ def add_range(terms: Sequence[tuple[int, Range]], const: int) -> Range:
     """Range of ``const + sum(c * t)`` for pairs ``(c, range of t)``."""
     lo: int | None = const
     hi: int | None = const
-    for coeff, (tlo, thi) in terms:
-        if coeff < 0:
-            tlo, thi = (None if thi is None else -thi), (None if tlo is None else -tlo)
-            coeff = -coeff
-        lo = None if lo is None or tlo is None else lo + coeff * tlo
-        hi = None if hi is None or thi is None else hi + coeff * thi
+    for coeff, trange in terms:
+        # A negative coefficient swaps which bound of t gives the sum's low end.
+        tlo, thi = trange if coeff > 0 else _neg(trange)
+        k = abs(coeff)
+        lo = None if lo is None or tlo is None else lo + k * tlo
+        hi = None if hi is None or thi is None else hi + k * thi
     return (lo, hi)
 
 
@@ -242,9 +242,7 @@ def min_range(a: Range, b: Range) -> Range:
 def compare_range(strict: bool, a: Range, b: Range) -> Range:
     """Range of ``a < b`` (``strict``) or ``a <= b`` as 0/1."""
     always = _lt(a[1], b[0]) or (not strict and a[1] is not None and a[1] == b[0])
-    never = (b[1] is not None and a[0] is not None) and (
-        a[0] >= b[1] if strict else a[0] > b[1]
-    )
+    never = (b[1] is not None and a[0] is not None) and (a[0] >= b[1] if strict else a[0] > b[1])
     if always:
         return (1, 1)
     if never:

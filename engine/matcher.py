@@ -19,18 +19,18 @@ from quorem.engine.rule import (
     Lit,
     Name,
     PAddend,
+    Pattern,
     PConst,
     PLit,
     POp,
     PSum,
     PTerm,
-    Pattern,
     Unary,
     pattern_op,
 )
 from quorem.engine.term import Term, binary, const, linear
 
-__all__ = ["Bindings", "instantiate", "match"]
+__all__ = ["Bindings", "child_cost", "instantiate", "match"]
 
 Bindings = dict[str, Binding]
 _NO_ROOT: Final = None
@@ -64,7 +64,7 @@ def match(p: Pattern, t: Term, b: Bindings, sem: Semantics | None) -> Iterator[B
     yield from _match_sum(p, t, b, sem)
 
 
-def _child_cost(p: Pattern) -> int:
+def child_cost(p: Pattern) -> int:
     """Match cheap, binding children first: constants, then variables, then structure."""
     if isinstance(p, PConst | PLit):
         return 0
@@ -84,7 +84,7 @@ def _match_op(p: POp, t: Term, b: Bindings, sem: Semantics | None) -> Iterator[B
         orders.append((1, 0))
     for order in orders:
         pairs = [(p.children[i], t.args[j]) for i, j in enumerate(order)]
-        pairs.sort(key=lambda pair: _child_cost(pair[0]))
+        pairs.sort(key=lambda pair: child_cost(pair[0]))
         yield from _match_all(pairs, b, sem)
 
 
@@ -105,9 +105,8 @@ def _bind_const(e: Expr, value: int, b: Bindings, sem: Semantics | None) -> Bind
         return b if e.value == value else None
     if isinstance(e, Name) and e.name not in b:
         return {**b, e.name: value}
-    if isinstance(e, Unary) and e.op == "-" and isinstance(e.operand, Name):
-        if e.operand.name not in b:
-            return {**b, e.operand.name: -value}
+    if isinstance(e, Unary) and isinstance(e.operand, Name) and e.operand.name not in b:
+        return {**b, e.operand.name: -value}
     try:
         got = evaluate_expr(e, b, sem)
     except (Undetermined, KeyError):
@@ -131,62 +130,64 @@ def _match_sum(p: PSum, t: Term, b: Bindings, sem: Semantics | None) -> Iterator
         b = b0
     elif p.rest is None and k != 0:
         return
-    coeffs = {atom: c for atom, c in pairs}
-    yield from _match_addends(p, 0, pairs, coeffs, frozenset(), k, b, sem)
+    yield from _SumMatch(p, pairs, k, sem).addends(0, frozenset(), b)
 
 
-def _match_addends(
-    p: PSum,
-    i: int,
-    pairs: list[tuple[Term, int]],
-    coeffs: dict[Term, int],
-    used: frozenset[Term],
-    k: int,
-    b: Bindings,
-    sem: Semantics | None,
-) -> Iterator[Bindings]:
-    if i == len(p.addends):
-        yield from _match_remainder(p, pairs, used, k, b)
-        return
-    add: PAddend = p.addends[i]
-    ground = instantiate(add.pattern, b, sem)
-    if ground is not None:
-        c = coeffs.get(ground)
-        if c is not None and ground not in used:
-            b1 = _bind_const(add.coef, c, b, sem)
-            if b1 is not None:
-                yield from _match_addends(p, i + 1, pairs, coeffs, used | {ground}, k, b1, sem)
-        return
-    root = _root_op(add.pattern, sem)
-    for atom, c in pairs:
-        if atom in used or (root is not None and atom.op is not root):
-            continue
-        b1 = _bind_const(add.coef, c, b, sem)
-        if b1 is None:
-            continue
-        for b2 in match(add.pattern, atom, b1, sem):
-            yield from _match_addends(p, i + 1, pairs, coeffs, used | {atom}, k, b2, sem)
+class _SumMatch:
+    """Assigns the addends of a sum pattern to distinct addends of one term."""
 
+    def __init__(
+        self, p: PSum, pairs: list[tuple[Term, int]], k: int, sem: Semantics | None
+    ) -> None:
+        self.p = p
+        self.pairs = pairs
+        self.coeffs = dict(pairs)
+        self.k = k
+        self.sem = sem
 
-def _match_remainder(
-    p: PSum, pairs: list[tuple[Term, int]], used: frozenset[Term], k: int, b: Bindings
-) -> Iterator[Bindings]:
-    left = [(atom, c) for atom, c in pairs if atom not in used]
-    if p.seq is not None:
-        if not left or k != 0:
+    def addends(self, i: int, used: frozenset[Term], b: Bindings) -> Iterator[Bindings]:
+        p, sem = self.p, self.sem
+        if i == len(p.addends):
+            yield from self.remainder(used, b)
             return
-        yield {**b, p.seq.coef: [c for _, c in left], p.seq.term: [atom for atom, _ in left]}
-        return
-    if p.rest is None:
-        if not left:
+        add: PAddend = p.addends[i]
+        ground = instantiate(add.pattern, b, sem)
+        if ground is not None:
+            # Fully determined by earlier bindings: look it up instead of searching.
+            c = self.coeffs.get(ground)
+            if c is not None and ground not in used:
+                b1 = _bind_const(add.coef, c, b, sem)
+                if b1 is not None:
+                    yield from self.addends(i + 1, used | {ground}, b1)
+            return
+        root = _root_op(add.pattern, sem)
+        for atom, c in self.pairs:
+            if atom in used or (root is not None and atom.op is not root):
+                continue
+            b1 = _bind_const(add.coef, c, b, sem)
+            if b1 is None:
+                continue
+            for b2 in match(add.pattern, atom, b1, sem):
+                yield from self.addends(i + 1, used | {atom}, b2)
+
+    def remainder(self, used: frozenset[Term], b: Bindings) -> Iterator[Bindings]:
+        p = self.p
+        left = [(atom, c) for atom, c in self.pairs if atom not in used]
+        if p.seq is not None:
+            if not left or self.k != 0:
+                return
+            yield {**b, p.seq.coef: [c for _, c in left], p.seq.term: [a for a, _ in left]}
+            return
+        if p.rest is None:
+            if not left:
+                yield b
+            return
+        rest = linear(left, self.k)
+        got = b.get(p.rest)
+        if got is None:
+            yield {**b, p.rest: rest}
+        elif got is rest:
             yield b
-        return
-    rest = linear(left, k)
-    got = b.get(p.rest)
-    if got is None:
-        yield {**b, p.rest: rest}
-    elif got is rest:
-        yield b
 
 
 def instantiate(p: Pattern, b: Bindings, sem: Semantics | None) -> Term | None:

@@ -116,16 +116,15 @@ def _expand_sum(t: Term) -> list[Item]:
             if i:
                 pieces.append(" + ")
             pieces.extend(_scaled(atom, coeff))
+        elif i:
+            pieces.append(" - ")
+            pieces.extend(_scaled(atom, -coeff))
         else:
-            if i:
-                pieces.append(" - ")
-                pieces.extend(_scaled(atom, -coeff))
+            pieces.append("-")
+            if coeff == -1 and atom.op is not Op.MUL:
+                pieces.append((atom, _ATOM))
             else:
-                pieces.append("-")
-                if coeff == -1 and atom.op is not Op.MUL:
-                    pieces.append((atom, _ATOM))
-                else:
-                    pieces.extend(_scaled(atom, -coeff))
+                pieces.extend(_scaled(atom, -coeff))
     k = t.arg[1]
     if k > 0:
         pieces.append(f" + {_int_text(k)}")

@@ -48,6 +48,7 @@ class RewriteResult:
         steps: number of rule applications.
         counts: applications per rule name.
         trace: the applications in order (only when tracing was requested).
+
     """
 
     term: Term
@@ -62,6 +63,96 @@ class RewriteResult:
         return list(self.counts)
 
 
+# Work-stack frames: (term, state, target). VISIT pushes the children; REDUCE rebuilds
+# the node and tries the rules; LINK records memo[term] = memo[target] once the
+# replacement `target` has itself been rewritten.
+_VISIT, _REDUCE, _LINK = 0, 1, 2
+
+
+class _Rewriter:
+    def __init__(self, ruleset: RuleSet, max_steps: int, trace: bool) -> None:
+        self.ruleset = ruleset
+        self.max_steps = max_steps
+        self.trace = trace
+        self.memo: dict[Term, Term] = {}
+        self.active: set[Term] = set()
+        self.counts: Counter[str] = Counter()
+        self.steps: list[Step] = []
+        self.n_steps = 0
+        self.reason = StopReason.FIXED_POINT
+        self.stack: list[tuple[Term, int, Term | None]] = []
+
+    def run(self, term: Term) -> RewriteResult:
+        memo, stack = self.memo, self.stack
+        stack.append((term, _VISIT, None))
+        while stack:
+            t, state, target = stack.pop()
+            if state == _LINK:
+                assert target is not None
+                memo[t] = memo[target]
+                self.active.discard(t)
+            elif t in memo:
+                continue
+            elif state == _VISIT:
+                self.visit(t)
+            else:
+                self.reduce(t)
+        return RewriteResult(memo[term], self.reason, self.n_steps, self.counts, self.steps)
+
+    def visit(self, t: Term) -> None:
+        if t in self.active:
+            # A rewrite led back to a term being rewritten: keep it and report the cycle.
+            self.reason = StopReason.CYCLE
+            self.memo[t] = t
+            return
+        self.active.add(t)
+        self.stack.append((t, _REDUCE, None))
+        memo = self.memo
+        self.stack.extend((c, _VISIT, None) for c in t.args if c not in memo)
+
+    def reduce(self, t: Term) -> None:
+        memo = self.memo
+        args = t.args
+        new_args = [memo[c] for c in args]
+        u = t
+        if any(a is not b for a, b in zip(new_args, args, strict=True)):
+            u = rebuild(t, new_args)
+            if u in memo:
+                memo[t] = memo[u]
+                self.active.discard(t)
+                return
+        out = self.apply_first(u)
+        if out is None:
+            memo[u] = u
+            memo[t] = u
+            self.active.discard(t)
+            return
+        if u is not t:
+            self.active.add(u)
+            self.stack.append((t, _LINK, u))
+        self.stack.append((u, _LINK, out))
+        self.stack.append((out, _VISIT, None))
+
+    def apply_first(self, u: Term) -> Term | None:
+        """The rewrite of ``u`` by the first rule (in priority order) that applies."""
+        if self.n_steps >= self.max_steps:
+            # Out of budget: only a rule that would still apply makes the result non-normal.
+            if self.reason is StopReason.FIXED_POINT and any(
+                rule.apply(u) is not None for rule in self.ruleset.rules_for(u.op)
+            ):
+                self.reason = StopReason.STEP_LIMIT
+            return None
+        for rule in self.ruleset.rules_for(u.op):
+            out = rule.apply(u)
+            if out is not None:
+                self.n_steps += 1
+                self.counts[rule.name] += 1
+                if self.trace:
+                    self.steps.append(Step(rule.name, u, out))
+                return out
+        return None
+
+
 def rewrite(
     term: Term,
     ruleset: RuleSet,
@@ -74,66 +165,7 @@ def rewrite(
     Every node is first rebuilt from its rewritten children, then the rules indexed
     under its operator are tried in priority order; the first that applies replaces the
     node, and the replacement is rewritten in turn. Never loops: at most ``max_steps``
-    rule applications are made.
+    rule applications are made, and a rewrite that leads back to a term being rewritten
+    stops there. The result says which of these ended the run.
     """
-    memo: dict[Term, Term] = {}
-    active: set[Term] = set()
-    counts: Counter[str] = Counter()
-    steps: list[Step] = []
-    n_steps = 0
-    reason = StopReason.FIXED_POINT
-    # Frames: (term, state, target). state 0 = visit children, 1 = rewrite the node,
-    # 2 = node was rewritten to `target`; memo[term] := memo[target] once that is done.
-    stack: list[tuple[Term, int, Term | None]] = [(term, 0, None)]
-    while stack:
-        t, state, target = stack.pop()
-        if state == 2:
-            assert target is not None
-            memo[t] = memo[target]
-            active.discard(t)
-            continue
-        if t in memo:
-            continue
-        if state == 0:
-            if t in active:
-                # A rewrite led back here: keep the term as it is and report the cycle.
-                reason = StopReason.CYCLE
-                memo[t] = t
-                continue
-            active.add(t)
-            stack.append((t, 1, None))
-            stack.extend((c, 0, None) for c in t.args if c not in memo)
-            continue
-        args = t.args
-        new_args = [memo[c] for c in args]
-        u = t
-        if any(a is not b for a, b in zip(new_args, args, strict=True)):
-            u = rebuild(t, new_args)
-            if u in memo:
-                memo[t] = memo[u]
-                active.discard(t)
-                continue
-        out = None
-        if n_steps < max_steps:
-            for rule in ruleset.rules_for(u.op):
-                out = rule.apply(u)
-                if out is not None:
-                    n_steps += 1
-                    counts[rule.name] += 1
-                    if trace:
-                        steps.append(Step(rule.name, u, out))
-                    break
-        elif reason is StopReason.FIXED_POINT:
-            reason = StopReason.STEP_LIMIT
-        if out is None:
-            memo[u] = u
-            memo[t] = u
-            active.discard(t)
-            continue
-        if u is not t:
-            active.add(u)
-            stack.append((t, 2, u))
-            t = u
-        stack.append((t, 2, out))
-        stack.append((out, 0, None))
-    return RewriteResult(memo[term], reason, n_steps, counts, steps)
+    return _Rewriter(ruleset, max_steps, trace).run(term)

@@ -25,6 +25,7 @@ from quorem.engine.ops import Op, Semantics
 __all__ = [
     "AGGREGATES",
     "CONST_FUNCS",
+    "Binary",
     "Call",
     "Expr",
     "Lit",
@@ -40,7 +41,6 @@ __all__ = [
     "Rule",
     "Seq",
     "Unary",
-    "Binary",
     "pattern_op",
 ]
 
@@ -215,6 +215,7 @@ class Rule:
         file: the rules file the rule came from.
         line: the line of its ``rule`` header.
         text: the rule's source text (for reports and proof caches).
+
     """
 
     name: str

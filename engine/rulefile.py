@@ -35,18 +35,18 @@ from quorem.engine.rule import (
     Name,
     NameKind,
     PAddend,
+    Pattern,
     PConst,
     PLit,
     POp,
     PSum,
     PTerm,
-    Pattern,
     Rule,
     Seq,
     Unary,
 )
 
-__all__ = ["load_rule_files", "parse_rules"]
+__all__ = ["check_unique_names", "load_rule_files", "parse_rules"]
 
 _NAME_RE: Final = re.compile(r"[a-z][a-z0-9]*(?:-[a-z0-9]+)*")
 _FIELD_RE: Final = re.compile(r"^(?P<indent>[ \t]+)(?P<key>[a-z]+):(?P<sep>[ \t]*)(?P<value>.*)$")
@@ -117,7 +117,8 @@ def _split_blocks(text: str, file: str) -> list[_Block]:
         if m and m.group("key") in _FIELDS:
             key = m.group("key")
             if key in current.fields:
-                raise RuleError(f"field {key!r} given twice", lineno, len(m.group("indent")) + 1, file)
+                col = len(m.group("indent")) + 1
+                raise RuleError(f"field {key!r} given twice", lineno, col, file)
             col = m.start("value") + 1
             fld = _Field(m.group("value"), lineno, col)
             current.fields[key] = fld
@@ -163,7 +164,7 @@ class _Checker:
                 return PConst(node.id)
             self.bind(node.id, NameKind.TERM, node)
             return PTerm(node.id)
-        if isinstance(node, sx.Unary) and node.op in ("-", "+") or (
+        if (isinstance(node, sx.Unary) and node.op in ("-", "+")) or (
             isinstance(node, sx.Binary) and node.op in ("+", "-", "*")
         ):
             return self.sum_pattern(node)
@@ -183,7 +184,8 @@ class _Checker:
                 raise self.error("sum(...) must be an addend of a sum pattern", node)
             if node.func not in _PATTERN_CALLS:
                 known = ", ".join(_PATTERN_CALLS)
-                raise self.error(f"{node.func}() cannot appear in a pattern (allowed: {known})", node)
+                reason = f"{node.func}() cannot appear in a pattern (allowed: {known})"
+                raise self.error(reason, node)
             if len(node.args) != 2:
                 raise self.error(f"{node.func}() takes exactly 2 arguments in a pattern", node)
             if node.func in _DIVISION_FUNCS:
@@ -239,9 +241,11 @@ class _Checker:
                 else:
                     addends.append(PAddend(self.pattern(node), coef))
         if len(rests) + len(seqs) > 1:
-            where = (rests + seqs)[1][1]  # type: ignore[operator]
+            where = [n for _, n in rests] + [n for _, n in seqs]
+
             raise self.error(
-                "a sum pattern has at most one rest (a bare term variable or one sum(...))", where
+                "a sum pattern has at most one rest (a bare term variable or one sum(...))",
+                where[1],
             )
         if len(consts) > 1:
             raise self.error("a sum pattern has at most one constant addend", consts[1][1])
@@ -255,9 +259,9 @@ class _Checker:
         seq = seqs[0][0] if seqs else None
         if not addends and const is None and seq is None and rest is not None:
             return PTerm(rest)
-        if len(addends) == 1 and addends[0].coef == Lit(1) and const is None:
-            if rest is None and seq is None:
-                return addends[0].pattern
+        lone = len(addends) == 1 and addends[0].coef == Lit(1)
+        if lone and const is None and rest is None and seq is None:
+            return addends[0].pattern
         return PSum(tuple(addends), const, rest, seq)
 
     def seq_pattern(self, node: sx.Call, coef: Expr) -> Seq:
@@ -307,9 +311,10 @@ class _Checker:
         elif func not in CONST_FUNCS:
             known = ", ".join(sorted({"vmin", "vmax", *CONST_FUNCS, *AGGREGATES}))
             raise self.error(f"unknown function {func!r} (known: {known})", node)
-        if func in ("floordiv", "floormod", "truncdiv", "truncmod", "divides") and len(
-            node.args
-        ) != 2:
+        if (
+            func in ("floordiv", "floormod", "truncdiv", "truncmod", "divides")
+            and len(node.args) != 2
+        ):
             raise self.error(f"{func}() takes exactly 2 arguments", node)
         if func == "abs" and len(node.args) != 1:
             raise self.error("abs() takes exactly one argument", node)
@@ -317,16 +322,11 @@ class _Checker:
             raise self.error(f"{func}() needs arguments", node)
         return Call(func, tuple(self.expr(a) for a in node.args))
 
-    def typecheck(self, e: Expr, node: sx.Node) -> tuple[str, bool]:
-        """The type (``int``, ``bool`` or ``term``) of ``e`` and whether it varies per addend."""
-        t, seq = _type_of(e, self)
-        del node
-        return t, seq
-
     def type_error(self, reason: str) -> RuleError:
-        return RuleError(reason, self.where.line, self.where.col, self.file)
+        line, col = self.where
+        return RuleError(reason, line, col, self.file)
 
-    where: sx.Node
+    where: tuple[int, int] = (1, 1)  # start of the field being type-checked
 
 
 def _neg(e: Expr) -> Expr:
@@ -357,6 +357,10 @@ def _is_simple_const(e: Expr) -> bool:
     return isinstance(e, Unary) and e.op == "-" and isinstance(e.operand, Name)
 
 
+_SEQ_OUTSIDE: Final = (
+    "a name from sum(K*t) has one value per addend: use it inside sum(), all(), any(),"
+    " gcd(), min() or max()"
+)
 _INT: Final = "int"
 _BOOL: Final = "bool"
 _TERM: Final = "term"
@@ -477,16 +481,20 @@ def _build_rule(block: _Block, file: str) -> Rule:
     if "guard" in fields:
         g_node = _field_syntax(fields["guard"], file)
         guard = ck.expr(g_node)
-        ck.where = g_node
-        gtype, _ = _type_of(guard, ck)
+        ck.where = (fields["guard"].line, fields["guard"].col)
+        gtype, gseq = _type_of(guard, ck)
+        if gseq:
+            raise ck.type_error(_SEQ_OUTSIDE)
         if gtype != _BOOL:
-            raise ck.error("the guard must be a condition (a comparison, and/or/not)", g_node)
+            raise ck.type_error("the guard must be a condition (a comparison, and/or/not)")
     r_node = _field_syntax(fields["rewrite"], file)
     rewrite = ck.expr(r_node)
-    ck.where = r_node
-    rtype, _ = _type_of(rewrite, ck)
+    ck.where = (fields["rewrite"].line, fields["rewrite"].col)
+    rtype, rseq = _type_of(rewrite, ck)
+    if rseq:
+        raise ck.type_error(_SEQ_OUTSIDE)
     if rtype == _BOOL:
-        raise ck.error("the rewrite must be a term or a number, not a condition", r_node)
+        raise ck.type_error("the rewrite must be a term or a number, not a condition")
     doc = fields["doc"].value.strip()
     if not doc:
         raise RuleError("the doc field is empty", fields["doc"].line, fields["doc"].col, file)
@@ -534,7 +542,7 @@ def _parse_lets(fld: _Field, ck: _Checker, file: str) -> tuple[tuple[str, Expr],
             expr_col = col + m.start("expr")
             node = _field_syntax(_Field(m.group("expr"), line, expr_col), file)
             e = ck.expr(node)
-            ck.where = node
+            ck.where = (line, expr_col + len(m.group("expr")) - len(m.group("expr").lstrip()))
             etype, seq = _type_of(e, ck)
             want = _INT if name[0].isupper() else _TERM
             if etype != want or seq:
@@ -553,28 +561,34 @@ def _parse_lets(fld: _Field, ck: _Checker, file: str) -> tuple[tuple[str, Expr],
 
 def parse_rules(text: str, file: str = "<rules>") -> list[Rule]:
     """Parse the text of a rules file. Raises RuleError (``file:line:col: reason``)."""
-    return [_build_rule(b, file) for b in _split_blocks(text, file)]
+    rules = [_build_rule(b, file) for b in _split_blocks(text, file)]
+    check_unique_names(rules)
+    return rules
+
+
+def check_unique_names(rules: Iterable[Rule]) -> None:
+    """Raise RuleError at the second rule of any name used twice."""
+    seen: dict[str, Rule] = {}
+    for rule in rules:
+        first = seen.setdefault(rule.name, rule)
+        if first is not rule:
+            raise RuleError(
+                f"duplicate rule name {rule.name!r} (first defined at {first.location})",
+                rule.line,
+                1,
+                rule.file,
+            )
 
 
 def load_rule_files(paths: Iterable[str | Path]) -> list[Rule]:
     """Load rules files in order; rule names must be unique across all of them."""
     rules: list[Rule] = []
-    seen: dict[str, Rule] = {}
     for path in paths:
         p = Path(path)
         try:
             text = p.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError) as exc:
             raise RuleError(f"cannot read rules file: {exc}", 1, 1, str(p)) from None
-        for rule in parse_rules(text, str(p)):
-            if rule.name in seen:
-                first = seen[rule.name]
-                raise RuleError(
-                    f"duplicate rule name {rule.name!r} (first defined at {first.location})",
-                    rule.line,
-                    1,
-                    rule.file,
-                )
-            seen[rule.name] = rule
-            rules.append(rule)
+        rules.extend(parse_rules(text, str(p)))
+    check_unique_names(rules)
     return rules

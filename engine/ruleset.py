@@ -3,32 +3,66 @@
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 
 from quorem.engine.errors import RuleError
 from quorem.engine.interpret import Undetermined, evaluate_expr, evaluate_to_term
 from quorem.engine.matcher import Bindings, match
-from quorem.engine.ops import Op, Semantics
+from quorem.engine.matcher import child_cost as _child_cost
+from quorem.engine.ops import COMMUTATIVE, Op, Semantics
 from quorem.engine.rule import (
     Binary,
     Call,
     Expr,
     Name,
+    Pattern,
     PConst,
     PLit,
     POp,
     PSum,
     PTerm,
-    Pattern,
     Rule,
     Unary,
     pattern_op,
 )
-from quorem.engine.rulefile import load_rule_files, parse_rules
+from quorem.engine.rulefile import check_unique_names, load_rule_files, parse_rules
 from quorem.engine.term import Term
 
 __all__ = ["CompiledRule", "RuleSet", "default_ruleset"]
+
+
+# A shape is a cheap necessary condition for a match: the op a node must have (None: any
+# term; CONST_SHAPE: a literal) and, for operator nodes, the shapes of its operands.
+Shape = tuple[Op | None, tuple["Shape", ...]]
+CONST_SHAPE: Shape = (Op.CONST, ())
+ANY_SHAPE: Shape = (None, ())
+
+
+def _shape(p: Pattern, sem: Semantics | None) -> Shape:
+    if isinstance(p, PConst | PLit):
+        return CONST_SHAPE
+    if isinstance(p, POp):
+        op = pattern_op(p.op, sem)
+        kids = tuple(_shape(c, sem) for c in p.children)
+        if op in COMMUTATIVE and kids[0] != kids[1]:
+            return (op, ())  # either operand order may match: check the op only
+        return (op, kids)
+    return ANY_SHAPE
+
+
+def fits(shape: Shape, t: Term) -> bool:
+    """Whether ``t`` has the operators ``shape`` requires (a necessary match condition)."""
+    op, kids = shape
+    if op is not None and t.op is not op:
+        return False
+    if kids:
+        if len(kids) != len(t.args):
+            return False
+        for k, a in zip(kids, t.args, strict=True):
+            if k[0] is not None and not fits(k, a):
+                return False
+    return True
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -38,6 +72,7 @@ class CompiledRule:
     rule: Rule
     semantics: Semantics | None
     root: Op
+    shape: Shape = ANY_SHAPE
 
     @property
     def name(self) -> str:
@@ -46,20 +81,21 @@ class CompiledRule:
 
     def apply(self, t: Term) -> Term | None:
         """The rewrite of ``t`` by this rule, or None if no match satisfies the guard."""
+        if not fits(self.shape, t):
+            return None
         rule = self.rule
         sem = self.semantics
-        for b in match(rule.pattern, t, {}, sem):
+        for found in match(rule.pattern, t, {}, sem):
             try:
-                if rule.lets:
-                    b = dict(b)
+                env = dict(found) if rule.lets else found
                 for name, e in rule.lets:
-                    value = evaluate_expr(e, b, sem)
+                    value = evaluate_expr(e, env, sem)
                     if not isinstance(value, int | Term) or isinstance(value, bool):
                         raise Undetermined
-                    b[name] = value
-                if rule.guard is not None and evaluate_expr(rule.guard, b, sem) is not True:
+                    env[name] = value
+                if rule.guard is not None and evaluate_expr(rule.guard, env, sem) is not True:
                     continue
-                out = evaluate_to_term(rule.rewrite, b, sem)
+                out = evaluate_to_term(rule.rewrite, env, sem)
             except Undetermined:
                 continue
             if out is not t:
@@ -106,7 +142,7 @@ def _check_binding_order(rule: Rule) -> None:
         elif isinstance(p, POp):
             order = sorted(
                 p.children,
-                key=lambda c: 0 if isinstance(c, PConst | PLit) else 1 if isinstance(c, PTerm) else 2,
+                key=_child_cost,
             )
             for c in order:
                 visit(c)
@@ -119,7 +155,7 @@ def _check_binding_order(rule: Rule) -> None:
                 if not simple and not names <= bound:
                     missing = ", ".join(sorted(names - bound))
                     raise RuleError(
-                        f"rule {rule.name!r}: coefficient uses {missing} before the pattern binds it",
+                        f"rule {rule.name!r}: coefficient uses {missing} before it is bound",
                         rule.line,
                         1,
                         rule.file,
@@ -143,6 +179,7 @@ class RuleSet:
     """
 
     def __init__(self, rules: Sequence[Rule]) -> None:
+        check_unique_names(rules)
         self.rules: tuple[Rule, ...] = tuple(rules)
         self.compiled: list[CompiledRule] = []
         by_op: dict[Op, list[CompiledRule]] = {op: [] for op in Op}
@@ -150,7 +187,7 @@ class RuleSet:
             _check_binding_order(rule)
             for sem in rule.semantics or (None,):
                 root = _root_op(rule.pattern, sem)
-                c = CompiledRule(rule, sem, root)
+                c = CompiledRule(rule, sem, root, _shape(rule.pattern, sem))
                 self.compiled.append(c)
                 by_op[root].append(c)
         self._by_op = {op: tuple(rs) for op, rs in by_op.items()}
@@ -169,7 +206,7 @@ class RuleSet:
     def __len__(self) -> int:
         return len(self.rules)
 
-    def __iter__(self) -> Iterable[Rule]:  # type: ignore[override]
+    def __iter__(self) -> Iterator[Rule]:
         return iter(self.rules)
 
     @classmethod
@@ -193,4 +230,3 @@ def default_ruleset() -> RuleSet:
 
         _DEFAULT.append(RuleSet.from_files(rule_files()))
     return _DEFAULT[0]
-

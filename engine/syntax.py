@@ -125,7 +125,7 @@ def tokenize(text: str, source: str = "<expr>", line: int = 1, col: int = 1) -> 
             raise ParseError(f"unexpected character {ch!r}{hint}", line, col, source)
         kind = m.lastgroup
         chunk = m.group()
-        if kind == "int" or kind == "name" or kind == "op":
+        if kind in {"int", "name", "op"}:
             if kind == "name" and chunk in ("and", "or", "not"):
                 kind = "op"
             tokens.append(Token(str(kind), chunk, line, col))

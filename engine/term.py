@@ -23,8 +23,9 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import itertools
 import weakref
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any, Final, NoReturn
 
 from quorem.engine import interval as iv
@@ -67,6 +68,7 @@ class Term:
             ``(coefficients, constant)`` of an ``ADD``; ``None`` otherwise.
         vmin: a lower bound of the term's value on its domain, or ``None`` (unbounded).
         vmax: an upper bound of the term's value on its domain, or ``None`` (unbounded).
+
     """
 
     __slots__ = ("__weakref__", "arg", "args", "h", "op", "skey", "vmax", "vmin")
@@ -206,7 +208,7 @@ def _floor_by_positive_const(op: Op, a: Term, b: Term) -> iv.Range | None:
     return (0, d - 1)
 
 
-_BINARY_RANGE: Final = {
+_BINARY_RANGE: Final[dict[Op, Callable[[iv.Range, iv.Range], iv.Range]]] = {
     Op.FLOORDIV: iv.floordiv_range,
     Op.FLOORMOD: iv.floormod_range,
     Op.TRUNCDIV: iv.truncdiv_range,
@@ -274,7 +276,7 @@ def _structural_cmp(a: Term, b: Term) -> int:
 
 def _sorted(terms: Iterable[Term]) -> list[Term]:
     out = sorted(terms, key=_skey)
-    for left, right in zip(out, out[1:], strict=False):
+    for left, right in itertools.pairwise(out):
         if left.skey == right.skey and left is not right:
             return sorted(out, key=functools.cmp_to_key(_structural_cmp))
     return out

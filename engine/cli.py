@@ -1,0 +1,608 @@
+"""The ``quorem`` command-line tool: simplify expressions one at a time or in batches.
+
+Subcommands:
+
+* ``quorem simplify EXPR [--var NAME=LO:HI ...] [--semantics floor|trunc] [--explain]``
+* ``quorem simplify --batch FILE.jsonl`` (``-`` reads standard input)
+* ``quorem demo``: the worked example, simplified and explained
+* ``quorem rules``: the shipped rules
+
+Exit status: 0 on success; 1 when some lines of a batch had errors; 2 for usage and
+input errors. Errors are printed as ``quorem: error: <message>``, never as tracebacks.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import re
+import sys
+import time
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from importlib import metadata
+from typing import Any, Final, TextIO
+
+from quorem.engine.api import (
+    ParseError,
+    QuoremError,
+    RewriteResult,
+    Semantics,
+    StopReason,
+    Term,
+    count_divmod,
+    default_ruleset,
+    parse,
+    to_text,
+)
+from quorem.engine.ops import Op
+from quorem.engine.rewrite import DEFAULT_MAX_STEPS, rewrite
+
+__all__ = ["main", "parse_var"]
+
+Bounds = dict[str, tuple[int | None, int | None]]
+
+EXIT_OK: Final = 0
+EXIT_LINE_ERRORS: Final = 1
+EXIT_USAGE: Final = 2
+EXIT_BROKEN_PIPE: Final = 1
+EXIT_INTERRUPTED: Final = 130
+
+DEMO_EXPR: Final = "((R3*8 + R4*4 + R2)//8)*8 + (R3*8 + R4*4 + R2)%8"
+DEMO_VARS: Final[Mapping[str, tuple[int, int]]] = {"R3": (0, 3), "R4": (0, 1), "R2": (0, 3)}
+DEMO_EXPECTED: Final = "R2 + R3*8 + R4*4"
+
+_NAME_RE: Final = re.compile(r"[A-Za-z_][A-Za-z_0-9]*")
+_INT_RE: Final = re.compile(r"[+-]?(?:0[xX][0-9a-fA-F_]+|[0-9][0-9_]*)")
+_STOP_WARNING: Final = {
+    StopReason.STEP_LIMIT: "the step budget ran out",
+    StopReason.CYCLE: "the rules led back to a term being rewritten, which was kept as it was",
+}
+_CARET_WINDOW: Final = 60
+_SHOW_LIMIT: Final = 60
+
+
+class CliError(Exception):
+    """A usage or input error: printed as ``quorem: error: <message>``, exit status 2."""
+
+
+# ------------------------------------------------------------------------ bounds syntax
+def _parse_bound(text: str, option: str) -> int | None:
+    """One side of ``LO:HI``: ``None`` when empty, else a decimal or hex integer."""
+    text = text.strip()
+    if not text:
+        return None
+    if _INT_RE.fullmatch(text) is None:
+        raise argparse.ArgumentTypeError(f"{option}: bound {text!r} is not an integer")
+    try:
+        return int(text, 0)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"{option}: bound {text!r} is not a valid integer"
+        ) from None
+
+
+def _check_range(name: str, lo: int | None, hi: int | None) -> None:
+    """Raise ValueError if ``[lo, hi]`` is empty."""
+    if lo is not None and hi is not None and lo > hi:
+        raise ValueError(f"variable {name} has an empty range: {lo} > {hi}")
+
+
+def parse_var(text: str) -> tuple[str, int | None, int | None]:
+    """Parse a ``--var`` value ``NAME=LO:HI`` into ``(name, lo, hi)``.
+
+    Either bound may be empty (unbounded on that side) and may be negative. The range is
+    inclusive and must not be empty. Raises ``argparse.ArgumentTypeError`` with a
+    message quoting the value, so argparse names the ``--var`` option.
+    """
+    option = f"{text!r}"
+    name, eq, bounds = text.partition("=")
+    name = name.strip()
+    if not eq or ":" not in bounds:
+        raise argparse.ArgumentTypeError(
+            f"{option} is not NAME=LO:HI (e.g. x=0:31, x=-5:5, x=:10, x=0:)"
+        )
+    if _NAME_RE.fullmatch(name) is None:
+        raise argparse.ArgumentTypeError(f"{option}: {name!r} is not a variable name")
+    lo_text, _, hi_text = bounds.partition(":")
+    if ":" in hi_text:
+        raise argparse.ArgumentTypeError(f"{option}: more than one ':' in the bounds")
+    lo = _parse_bound(lo_text, option)
+    hi = _parse_bound(hi_text, option)
+    try:
+        _check_range(name, lo, hi)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(f"{option}: {exc}") from None
+    return name, lo, hi
+
+
+def _bounds_of(specs: Iterable[tuple[str, int | None, int | None]]) -> Bounds:
+    """Collect the bounds named by ``--var`` options; a name given twice is a CliError."""
+    bounds: Bounds = {}
+    for name, lo, hi in specs:
+        if name in bounds:
+            raise CliError(f"argument --var: variable {name} is given twice")
+        bounds[name] = (lo, hi)
+    return bounds
+
+
+# ------------------------------------------------------------------------------ output
+def _variables(term: Term) -> set[str]:
+    """Names of the variables occurring in ``term`` (iterative: any depth)."""
+    names: set[str] = set()
+    seen: set[Term] = set()
+    stack = [term]
+    while stack:
+        t = stack.pop()
+        if t in seen:
+            continue
+        seen.add(t)
+        if t.op is Op.VAR:
+            names.add(t.arg[0])
+        stack.extend(t.args)
+    return names
+
+
+def explain_lines(
+    result: RewriteResult, semantics: Semantics, ops_before: int | None = None
+) -> list[str]:
+    """Describe a traced rewrite: each rule application in order, counts, stop reason.
+
+    Terms are printed with ``to_text(term, semantics)``; ``ops_before`` (the input's
+    division count), when given, adds an ``ops before -> after`` line.
+    """
+    lines: list[str] = []
+    if result.trace:
+        lines.append("rules applied, in order:")
+        width = len(str(len(result.trace)))
+        for i, step in enumerate(result.trace, 1):
+            before = to_text(step.before, semantics)
+            after = to_text(step.after, semantics)
+            lines.append(f"  {i:>{width}}. {step.rule}: {before} -> {after}")
+    elif result.steps:
+        lines.append(f"rules applied: {result.steps} (not traced)")
+    else:
+        lines.append("rules applied: none")
+    if result.counts:
+        lines.append("rule counts:")
+        width = max(len(name) for name in result.counts)
+        lines.extend(f"  {name:<{width}}  {n}" for name, n in result.counts.items())
+    if ops_before is not None:
+        lines.append(
+            f"ops: {ops_before} -> {count_divmod(result.term)}  (//, % and division functions)"
+        )
+    plural = "" if result.steps == 1 else "s"
+    lines.append(f"stop reason: {result.reason.value} after {result.steps} step{plural}")
+    return lines
+
+
+def _warn_if_not_normal(result: RewriteResult, where: str, err: TextIO) -> None:
+    """Warn on ``err`` unless rewriting reached a fixed point."""
+    if result.reason is StopReason.FIXED_POINT:
+        return
+    why = _STOP_WARNING.get(result.reason, "")
+    err.write(
+        f"quorem: warning: {where}rewriting stopped ({result.reason.value}: {why});"
+        " the result is sound but may not be fully simplified\n"
+    )
+
+
+def _caret(text: str, line: int, col: int) -> list[str]:
+    """Show the source line of a parse error with a caret under column ``col``."""
+    lines = text.splitlines() or [""]
+    if not 1 <= line <= len(lines):
+        return []
+    src = lines[line - 1].expandtabs(1)
+    start = max(0, col - 1 - _CARET_WINDOW)
+    shown = src[start : col - 1 + _CARET_WINDOW]
+    prefix = "..." if start else ""
+    suffix = "..." if start + len(shown) < len(src) else ""
+    pad = len(prefix) + (col - 1 - start)
+    return [f"  {prefix}{shown}{suffix}", "  " + " " * pad + "^"]
+
+
+# ----------------------------------------------------------------------------- simplify
+def _parse_expr(text: str, bounds: Bounds, semantics: Semantics) -> Term:
+    """Parse ``text``, turning a ParseError into a CliError that shows where it is."""
+    try:
+        return parse(text, bounds, semantics)
+    except ParseError as exc:
+        detail = "\n".join(_caret(text, exc.line, exc.col))
+        raise CliError(f"{exc}\n{detail}" if detail else str(exc)) from None
+
+
+def cmd_simplify(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    """``quorem simplify``: one expression (``EXPR``) or a batch (``--batch FILE``)."""
+    semantics = Semantics(args.semantics)
+    if args.batch is not None:
+        if args.expr is not None or args.var or args.explain:
+            raise CliError("--batch takes no EXPR, --var or --explain (they are per line)")
+        return _run_batch_source(args.batch, semantics, args.max_steps, out, err)
+    if args.expr is None:
+        raise CliError("give an expression to simplify, or --batch FILE (try: quorem demo)")
+    bounds = _bounds_of(args.var)
+    term = _parse_expr(args.expr, bounds, semantics)
+    unused = sorted(set(bounds) - _variables(term))
+    if unused:
+        err.write(f"quorem: warning: --var {', '.join(unused)}: not in the expression\n")
+    result = rewrite(term, default_ruleset(), max_steps=args.max_steps, trace=args.explain)
+    out.write(to_text(result.term, semantics) + "\n")
+    if args.explain:
+        out.write("\n" + "\n".join(explain_lines(result, semantics, count_divmod(term))) + "\n")
+    _warn_if_not_normal(result, "", err)
+    return EXIT_OK
+
+
+# -------------------------------------------------------------------------------- batch
+@dataclasses.dataclass(frozen=True, slots=True)
+class BatchJob:
+    """One valid batch line: its id, parsed term and semantics."""
+
+    id: str | None
+    term: Term
+    semantics: Semantics
+
+
+class LineError(Exception):
+    """Why one batch line cannot be processed (the message names no line number)."""
+
+
+def _show(value: object) -> str:
+    """Render a bad value as short JSON for an error message."""
+    try:
+        text = json.dumps(value)
+    except (ValueError, RecursionError):
+        text = type(value).__name__
+    return text if len(text) <= _SHOW_LIMIT else text[: _SHOW_LIMIT - 3] + "..."
+
+
+def _json_bounds(name: object, value: object) -> tuple[int | None, int | None]:
+    """Return the ``[lo, hi]`` of one ``vars`` entry; ``null`` anywhere means unbounded."""
+    if not isinstance(name, str) or _NAME_RE.fullmatch(name) is None:
+        raise LineError(f"vars: {_show(name)} is not a variable name")
+    if value is None:
+        return None, None
+    if not isinstance(value, list) or len(value) != 2:
+        raise LineError(f"vars.{name}: expected [lo, hi], got {_show(value)}")
+    for side in value:
+        if side is not None and (isinstance(side, bool) or not isinstance(side, int)):
+            raise LineError(f"vars.{name}: bound {_show(side)} is not an integer or null")
+    lo, hi = value
+    try:
+        _check_range(name, lo, hi)
+    except ValueError as exc:
+        raise LineError(f"vars.{name}: {exc}") from None
+    return lo, hi
+
+
+def _job_of(record: object, default: Semantics) -> BatchJob:
+    """Validate one decoded JSON line and parse its expression."""
+    if not isinstance(record, dict):
+        raise LineError(f"expected a JSON object, got {type(record).__name__}")
+    ident = record.get("id")
+    if ident is not None and not isinstance(ident, str):
+        raise LineError(f"id must be a string, got {_show(ident)}")
+    if "expr" not in record:
+        raise LineError("missing key 'expr'")
+    expr = record["expr"]
+    if not isinstance(expr, str):
+        raise LineError(f"expr must be a string, got {type(expr).__name__}")
+    sem_text = record.get("semantics", default.value)
+    if sem_text not in ("floor", "trunc"):
+        raise LineError(f"semantics must be 'floor' or 'trunc', got {_show(sem_text)}")
+    raw_vars = record.get("vars")
+    if raw_vars is None:
+        raw_vars = {}
+    if not isinstance(raw_vars, dict):
+        raise LineError(f"vars must be an object of [lo, hi] pairs, got {_show(raw_vars)}")
+    bounds = {name: _json_bounds(name, value) for name, value in raw_vars.items()}
+    semantics = Semantics(sem_text)
+    try:
+        term = parse(expr, bounds, semantics)
+    except ParseError as exc:
+        raise LineError(f"expr at {exc.line}:{exc.col}: {exc.reason}") from None
+    except QuoremError as exc:
+        raise LineError(f"expr: {exc}") from None
+    return BatchJob(ident, term, semantics)
+
+
+def _decode(line: str) -> object:
+    """``json.loads`` with its failures turned into LineErrors."""
+    try:
+        return json.loads(line.strip())
+    except json.JSONDecodeError as exc:
+        raise LineError(f"invalid JSON: {exc.msg} at column {exc.colno}") from None
+    except (ValueError, RecursionError) as exc:
+        raise LineError(f"invalid JSON: {exc}") from None
+
+
+def _id_of(record: object) -> str | None:
+    """Return the line's id when it is a string (errors report it), else None."""
+    if isinstance(record, dict):
+        ident = record.get("id")
+        if isinstance(ident, str):
+            return ident
+    return None
+
+
+def batch_record(
+    line: str, lineno: int, default: Semantics, max_steps: int, err: TextIO
+) -> dict[str, Any]:
+    """Process one batch line into its output object (a result, or an ``error``).
+
+    A result has ``id, output, ops_before, ops_after, rules, seconds``; ``seconds`` times
+    the rewrite alone. Any problem with the line gives ``{"id", "error"}`` whose message
+    starts with ``line N:``. Never raises for bad input.
+    """
+    record: object = None
+    try:
+        record = _decode(line)
+        job = _job_of(record, default)
+        return _simplify_job(job, lineno, max_steps, err)
+    except LineError as exc:
+        return {"id": _id_of(record), "error": f"line {lineno}: {exc}"}
+    except Exception as exc:  # an engine bug must not end the batch
+        why = f"internal error, please report it: {type(exc).__name__}: {exc}"
+        return {"id": _id_of(record), "error": f"line {lineno}: {why}"}
+
+
+def _simplify_job(job: BatchJob, lineno: int, max_steps: int, err: TextIO) -> dict[str, Any]:
+    """Rewrite one parsed batch line and build its result object."""
+    ruleset = default_ruleset()  # loaded before the clock starts
+    start = time.perf_counter()
+    result = rewrite(job.term, ruleset, max_steps=max_steps)
+    seconds = time.perf_counter() - start
+    where = f"line {lineno}" + (f" (id {job.id!r})" if job.id is not None else "") + ": "
+    _warn_if_not_normal(result, where, err)
+    return {
+        "id": job.id,
+        "output": to_text(result.term, job.semantics),
+        "ops_before": count_divmod(job.term),
+        "ops_after": count_divmod(result.term),
+        "rules": result.rules,
+        "seconds": seconds,
+    }
+
+
+def _lines(stream: Iterable[bytes | str]) -> Iterator[tuple[int, str | None]]:
+    """Yield ``(line number, text)`` per line of ``stream``; text is None if not UTF-8."""
+    for lineno, raw in enumerate(stream, 1):
+        if isinstance(raw, bytes):
+            try:
+                text = raw.decode("utf-8")
+            except UnicodeDecodeError:
+                yield lineno, None
+                continue
+        else:
+            text = raw
+        if lineno == 1:
+            text = text.removeprefix("\ufeff")
+        yield lineno, text
+
+
+def run_batch(
+    stream: Iterable[bytes | str],
+    default: Semantics,
+    max_steps: int,
+    out: TextIO,
+    err: TextIO,
+) -> int:
+    """Simplify each JSON line of ``stream``, writing one JSON line per input line.
+
+    Blank lines are skipped; output is flushed after each line. Returns 0 when every
+    line succeeded and 1 when some had errors (each reported in its output line).
+    """
+    status = EXIT_OK
+    for lineno, text in _lines(stream):
+        if text is None:
+            obj: dict[str, Any] = {"id": None, "error": f"line {lineno}: not valid UTF-8"}
+        elif not text.strip():
+            continue
+        else:
+            obj = batch_record(text, lineno, default, max_steps, err)
+        if "error" in obj:
+            status = EXIT_LINE_ERRORS
+        out.write(json.dumps(obj) + "\n")
+        out.flush()
+    return status
+
+
+def _run_batch_source(
+    source: str, default: Semantics, max_steps: int, out: TextIO, err: TextIO
+) -> int:
+    """Run a batch from file ``source``, or from standard input when it is ``-``."""
+    if source == "-":
+        stdin = sys.stdin
+        return run_batch(getattr(stdin, "buffer", stdin), default, max_steps, out, err)
+    try:
+        stream = open(source, "rb")  # noqa: SIM115  (only open errors are input errors)
+    except OSError as exc:
+        raise CliError(f"cannot read {source}: {exc.strerror or exc}") from None
+    with stream:
+        return run_batch(stream, default, max_steps, out, err)
+
+
+# ------------------------------------------------------------------------- demo, rules
+def cmd_demo(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    """``quorem demo``: simplify and explain the worked example; 1 if the result is off."""
+    bounds: Bounds = dict(DEMO_VARS)
+    semantics = Semantics.FLOOR
+    term = parse(DEMO_EXPR, bounds, semantics)
+    result = rewrite(term, default_ruleset(), trace=True)
+    text = to_text(result.term, semantics)
+    ranges = ", ".join(f"{n} in [{lo}, {hi}]" for n, (lo, hi) in DEMO_VARS.items())
+    var_opts = " ".join(f"--var {n}={lo}:{hi}" for n, (lo, hi) in DEMO_VARS.items())
+    lines = [
+        "quorem demo: the worked example (floor semantics)",
+        "",
+        f"variables: {ranges}",
+        f"input:     {DEMO_EXPR}",
+        f"result:    {text}",
+        f"ops:       {count_divmod(term)} -> {count_divmod(result.term)}"
+        "  (//, % and division functions)",
+        "",
+        *explain_lines(result, semantics),
+        "",
+        "The same with quorem simplify:",
+        f"  quorem simplify '{DEMO_EXPR}' {var_opts} --explain",
+    ]
+    out.write("\n".join(lines) + "\n")
+    if text != DEMO_EXPECTED:
+        err.write(f"quorem: error: demo: expected {DEMO_EXPECTED}, got {text}\n")
+        return 1
+    return EXIT_OK
+
+
+def _semantics_text(semantics: Sequence[Semantics]) -> str:
+    """``floor, trunc`` for the semantics a rule is stated for, ``any`` for none."""
+    return ", ".join(s.value for s in semantics) or "any"
+
+
+def cmd_rules(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    """``quorem rules``: each shipped rule's name, location, semantics and doc line."""
+    rules = default_ruleset().rules
+    width = max((len(r.name) for r in rules), default=0)
+    for r in rules:
+        out.write(f"{r.name:<{width}}  {_semantics_text(r.semantics):<12}  {r.location}\n")
+        out.write(f"  {r.doc}\n")
+    out.write(f"{len(rules)} rules\n")
+    return EXIT_OK
+
+
+# ------------------------------------------------------------------------------ parser
+def _non_negative(text: str) -> int:
+    """Convert an argparse value to a non-negative decimal integer."""
+    if not text.isdigit() or not text.isascii():
+        raise argparse.ArgumentTypeError(f"{text!r} is not a non-negative integer")
+    return int(text)
+
+
+def _version() -> str:
+    """Return the installed distribution's version, or ``unknown`` when not installed."""
+    try:
+        return metadata.version("quorem")
+    except metadata.PackageNotFoundError:
+        return "unknown"
+
+
+_SIMPLIFY_EPILOG: Final = """\
+bounds:
+  --var NAME=LO:HI gives an inclusive range; either side may be empty for
+  unbounded (x=:10, x=0:) and negative (x=-5:5). Unlisted variables are unbounded.
+  An EXPR starting with '-' goes after '--':  quorem simplify -- '-x//4'
+
+batch (--batch FILE.jsonl, '-' for stdin), one JSON object per line:
+  in:  {"id": str, "vars": {"x": [lo, hi], ...}, "expr": str, "semantics": "floor"|"trunc"}
+       (semantics defaults to --semantics; null bounds are unbounded; blank lines skipped)
+  out: {"id", "output", "ops_before", "ops_after", "rules", "seconds"}
+       or {"id", "error"} for a bad line; ops count //, % and division functions;
+       seconds times the rewrite alone.
+
+exit status:
+  0  success (for --batch: every line succeeded)
+  1  --batch: some lines had errors (each reported on its output line)
+  2  usage or input error (bad option, unparsable EXPR, unreadable FILE)
+"""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """Build the ``quorem`` argument parser with its subcommands."""
+    parser = argparse.ArgumentParser(
+        prog="quorem",
+        description="Simplify integer index arithmetic (// and %) with proven rules.",
+        epilog="Run 'quorem demo' for a worked example, 'quorem COMMAND --help' for details.",
+    )
+    parser.add_argument("--version", action="version", version=f"quorem {_version()}")
+    subs = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    simp = subs.add_parser(
+        "simplify",
+        help="simplify an expression, or a JSON-lines batch",
+        description="Simplify EXPR (or each line of --batch FILE) and print the result, "
+        "which parses back under the same semantics.",
+        epilog=_SIMPLIFY_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    simp.add_argument("expr", nargs="?", metavar="EXPR", help="expression, e.g. '(x*4 + y)//4'")
+    simp.add_argument(
+        "--var",
+        action="append",
+        default=[],
+        type=parse_var,
+        metavar="NAME=LO:HI",
+        help="inclusive bounds of a variable (repeatable)",
+    )
+    simp.add_argument(
+        "--semantics",
+        choices=[s.value for s in Semantics],
+        default=Semantics.FLOOR.value,
+        help="meaning of // and %%: floor (Python, default) or trunc (C)",
+    )
+    simp.add_argument(
+        "--explain", action="store_true", help="also print each rule application and counts"
+    )
+    simp.add_argument("--batch", metavar="FILE", help="JSON-lines input file ('-' for stdin)")
+    simp.add_argument(
+        "--max-steps",
+        type=_non_negative,
+        default=DEFAULT_MAX_STEPS,
+        metavar="N",
+        help=f"rule application budget (default {DEFAULT_MAX_STEPS})",
+    )
+    simp.set_defaults(handler=cmd_simplify)
+
+    demo = subs.add_parser("demo", help="simplify and explain a worked example")
+    demo.set_defaults(handler=cmd_demo)
+
+    rules = subs.add_parser("rules", help="list the shipped rules")
+    rules.set_defaults(handler=cmd_rules)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the ``quorem`` command line with ``argv`` (default ``sys.argv[1:]``).
+
+    Returns the exit status instead of exiting: 0 success, 1 batch lines with errors,
+    2 usage or input errors (reported as ``quorem: error: ...`` on stderr, never as a
+    traceback), 130 when interrupted.
+    """
+    parser = build_parser()
+    try:
+        args, extras = parser.parse_known_args(argv)
+    except SystemExit as exc:  # --help, --version and usage errors
+        if exc.code is None:
+            return EXIT_OK
+        return exc.code if isinstance(exc.code, int) else EXIT_USAGE
+    if extras:
+        hint = ""
+        if args.command == "simplify" and any(x.startswith("-") for x in extras):
+            hint = " (an EXPR starting with '-' goes after '--': quorem simplify -- '-x//4')"
+        sys.stderr.write(f"quorem: error: unrecognized arguments: {' '.join(extras)}{hint}\n")
+        return EXIT_USAGE
+    if args.command is None:
+        parser.print_help(sys.stderr)
+        return EXIT_USAGE
+    out, err = sys.stdout, sys.stderr
+    try:
+        status: int = args.handler(args, out, err)
+    except (CliError, QuoremError) as exc:
+        err.write(f"quorem: error: {exc}\n")
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        err.write("quorem: interrupted\n")
+        return EXIT_INTERRUPTED
+    except BrokenPipeError:
+        _silence_stdout()
+        return EXIT_BROKEN_PIPE
+    return status
+
+
+def _silence_stdout() -> None:
+    """After a closed pipe, send stdout to devnull so interpreter exit does not complain."""
+    import os  # noqa: PLC0415  (only needed on this rare path)
+
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass

@@ -1,0 +1,44 @@
+"""Helpers shared by quorem's tests: box sampling and equivalence checks."""
+
+from __future__ import annotations
+
+import itertools
+import random
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+
+import quorem
+
+REPO = Path(__file__).resolve().parent.parent
+SHARED = REPO.parent / "shared"
+
+
+def points(bounds: Mapping[str, tuple[int, int]], limit: int = 4000) -> Iterator[dict[str, int]]:
+    """Every point of the box if it has at most ``limit`` points, else its corners and
+    ``limit`` seeded random points."""
+    names = sorted(bounds)
+    size = 1
+    for lo, hi in bounds.values():
+        size *= hi - lo + 1
+    if size <= limit:
+        for values in itertools.product(*(range(bounds[n][0], bounds[n][1] + 1) for n in names)):
+            yield dict(zip(names, values, strict=True))
+        return
+    for corner in itertools.product(*(bounds[n] for n in names)):
+        yield dict(zip(names, corner, strict=True))
+    rng = random.Random(1234)
+    for _ in range(limit):
+        yield {n: rng.randint(*bounds[n]) for n in names}
+
+
+def assert_equivalent(
+    a: quorem.Term, b: quorem.Term, bounds: Mapping[str, tuple[int, int]]
+) -> None:
+    """``b`` has ``a``'s value wherever ``a`` is defined on the box."""
+    for env in points(bounds):
+        try:
+            want = quorem.evaluate(a, env)
+        except quorem.EvaluationError:
+            continue
+        got = quorem.evaluate(b, env)
+        assert got == want, f"{a} = {want} but {b} = {got} at {env}"

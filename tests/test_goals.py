@@ -1,0 +1,111 @@
+"""Goal tests, egg style: each input simplifies to the expected form (seed 002 and seed 001).
+
+A goal holds when ``simplify(input) is simplify(expected)`` (canonical forms make this
+exact), the result has the ideal number of ``//``/``%``, and it evaluates equal to the
+input on the whole variable box (sampled when the box is large).
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import quorem
+from support import SHARED, assert_equivalent
+
+ANY = (-1000, 1000)
+R = {"R3": (0, 3), "R4": (0, 1), "R2": (0, 3)}
+D3 = {"d0": (0, 9), "d1": (0, 9), "d2": (0, 9)}
+
+# (id, input, bounds, expected, ideal number of // and %)
+GOALS = [
+    # seed 002 §1: the div-mod identity, five variants
+    ("identity-1", "x%7 + (x//7)*7", {"x": ANY}, "x", 0),
+    ("identity-2-composed", "(x//4)%3 + (x//12)*3", {"x": ANY}, "x//4", 1),
+    ("identity-3-scaled", "(x%5)*3 + (x//5)*15", {"x": ANY}, "x*3", 0),
+    ("identity-4-three-term", "y + x%6 + (x//6)*6", {"x": ANY, "y": ANY}, "y + x", 0),
+    ("identity-5-nested", "(a//4 + 3)//5", {"a": (0, 1000)}, "(a + 12)//20", 1),
+    ("identity-symbolic-divisor", "x%d + (x//d)*d", {"x": ANY, "d": (1, 9)}, "x", 0),
+    # seed 002 §2: range-based mod and div
+    ("range-mod-small", "r%3", {"r": (0, 2)}, "r", 0),
+    (
+        "range-mod-multiple",
+        "(row*512 + col)%512",
+        {"row": (0, 100), "col": (0, 1023)},
+        "col%512",
+        1,
+    ),
+    ("range-div-multiple", "(row*512 + col)//512", {"row": (0, 100), "col": (0, 511)}, "row", 0),
+    ("range-div-bucket", "r//3", {"r": (0, 2)}, "0", 0),
+    ("range-div-small-offset", "(r*4 + 1)//8", {"r": (0, 10)}, "r//2", 1),
+    ("range-div-large-offset", "(x + 70)//8", {"x": ANY}, "(x + 6)//8 + 8", 1),
+    # seed 002 §4: advanced division
+    ("adv-nested-div", "(a//3)//5", {"a": ANY}, "a//15", 1),
+    ("adv-exact", "(a*6 + b*12)//6", {"a": ANY, "b": ANY}, "a + b*2", 0),
+    ("adv-split-add", "(a*4 + b*8)//4", {"a": ANY, "b": ANY}, "a + b*2", 0),
+    ("adv-split-sub", "(a*4 - b*8)//4", {"a": ANY, "b": ANY}, "a - b*2", 0),
+    ("adv-coefficient-reduction", "(r*8 + v)%7", {"r": (0, 10), "v": (0, 10)}, "(r + v)%7", 1),
+    ("adv-distribute", "3*(a + b)", {"a": ANY, "b": ANY}, "a*3 + b*3", 0),
+    # seed 002 worked example: tiled [4, 8]
+    ("worked-flat", "(R0//8)*8 + R0%8", {"R0": (0, 31)}, "R0", 0),
+    ("worked-tiled-stays", "(R1*4 + R2)//8", {"R1": (0, 7), "R2": (0, 3)}, "(R1*4 + R2)//8", 1),
+    ("worked-row", "(R3*8 + R4*4 + R2)//8", R, "R3", 0),
+    ("worked-col", "(R3*8 + R4*4 + R2)%8", R, "R4*4 + R2", 0),
+    (
+        "worked-addr",
+        "((R3*8 + R4*4 + R2)//8)*8 + (R3*8 + R4*4 + R2)%8",
+        R,
+        "R3*8 + R4*4 + R2",
+        0,
+    ),
+    # seed 001: XLA's indexing-map simplifier examples
+    ("xla-reshape-div", "(100*d0 + 10*d1 + d2)//100", D3, "d0", 0),
+    ("xla-reshape-mid", "((100*d0 + 10*d1 + d2)%100)//10", D3, "d1", 0),
+    ("xla-split", "(16*d0 + 4*d1 + d2)//8", D3, "2*d0 + (4*d1 + d2)//8", 1),
+    ("xla-negated", "-((-11*d0 - d1 + 109)//11) + 9", {"d0": (0, 9), "d1": (0, 10)}, "d0", 0),
+]
+
+
+@pytest.mark.parametrize(
+    ("text", "bounds", "expected", "ideal"), [g[1:] for g in GOALS], ids=[g[0] for g in GOALS]
+)
+def test_goal(text: str, bounds: dict[str, tuple[int, int]], expected: str, ideal: int) -> None:
+    """The input simplifies to the expected canonical form with the ideal op count."""
+    term = quorem.parse(text, bounds)
+    got = quorem.simplify(term)
+    want = quorem.simplify(quorem.parse(expected, bounds))
+    assert got is want, f"{text} => {got}, expected {want}"
+    assert quorem.count_divmod(got) == ideal
+    assert_equivalent(term, got, bounds)
+
+
+# Seed 002 §3 (fold_divmod_general) rules not yet shipped: issue #4 adds them.
+PENDING_ISSUE_4 = {"fold-2-nested-mod", "fold-3-binary", "fold-6-divide-by-gcd"}
+
+
+def _seed_cases() -> list[dict[str, object]]:
+    path = SHARED / "corpora" / "seed_cases.jsonl"
+    if not path.exists():
+        return []
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def _case_param(case: dict[str, object]) -> object:
+    marks = []
+    if case["id"] in PENDING_ISSUE_4:
+        marks.append(pytest.mark.xfail(reason="fold_divmod_general rule of issue #4", strict=True))
+    return pytest.param(case, id=str(case["id"]), marks=marks)
+
+
+@pytest.mark.skipif(not _seed_cases(), reason="../shared/corpora/seed_cases.jsonl not present")
+@pytest.mark.parametrize("case", [_case_param(c) for c in _seed_cases()])
+def test_seed_corpus(case: dict[str, object]) -> None:
+    """Every worked example of the seeds reaches its expected form and ideal op count."""
+    bounds = {k: (v[0], v[1]) for k, v in case["vars"].items()}  # type: ignore[attr-defined]
+    sem = str(case.get("semantics", "floor"))
+    term = quorem.parse(str(case["expr"]), bounds, sem)
+    got = quorem.simplify(term)
+    want = quorem.simplify(quorem.parse(str(case["expected"]), bounds, sem))
+    assert quorem.count_divmod(got) == case["ideal_ops"], f"{term} => {got}"
+    assert got is want, f"{term} => {got}, expected {want}"
+    assert_equivalent(term, got, bounds)

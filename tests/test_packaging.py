@@ -1,0 +1,66 @@
+"""Packaging: every module imports as quorem.*, from outside the checkout, without Z3."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+from support import REPO
+
+MODULES = sorted(
+    [f"quorem.engine.{p.stem}" for p in (REPO / "engine").glob("*.py") if p.stem != "__init__"]
+    + [f"quorem.verify.{p.stem}" for p in (REPO / "verify").glob("*.py") if p.stem != "__init__"]
+    + ["quorem", "quorem.engine", "quorem.rules", "quorem.verify"]
+)
+
+
+def _run(code: str, tmp_path: object) -> str:
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=str(tmp_path),
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def test_every_module_imports_from_outside(tmp_path: object) -> None:
+    """Each module of engine/ and verify/ imports under the quorem namespace anywhere."""
+    code = "import importlib\n" + "".join(f"importlib.import_module({m!r})\n" for m in MODULES)
+    _run(code, tmp_path)
+
+
+def test_import_quorem_needs_no_z3(tmp_path: object) -> None:
+    """`import quorem` and a simplification load neither z3 nor quorem.verify."""
+    out = _run(
+        "import sys, quorem\n"
+        "quorem.simplify(quorem.parse('x%4 + (x//4)*4'))\n"
+        "print(sorted(m for m in sys.modules if m.startswith(('z3', 'quorem.verify'))))\n",
+        tmp_path,
+    )
+    assert out.strip() == "[]"
+
+
+def test_public_api(tmp_path: object) -> None:
+    """The main API is reachable from the top-level package."""
+    out = _run(
+        "import quorem\n"
+        "print(all(hasattr(quorem, n) for n in ['parse', 'simplify', 'var', 'explain']))\n"
+        "print(sorted(quorem.__all__) == sorted(set(quorem.__all__)))\n",
+        tmp_path,
+    )
+    assert out.split() == ["True", "True"]
+
+
+def test_rule_files_are_package_data(tmp_path: object) -> None:
+    """The shipped .rules files are found through the installed package."""
+    out = _run("from quorem.rules import rule_files\nprint(len(rule_files()))\n", tmp_path)
+    assert int(out) >= 4
+
+
+def test_typed_markers() -> None:
+    """Each package ships a py.typed marker."""
+    for folder in ("engine", "rules", "verify", "engine/_root"):
+        assert (REPO / folder / "py.typed").exists()

@@ -1,0 +1,37 @@
+"""The README's quickstart is executed, so it cannot go stale."""
+
+from __future__ import annotations
+
+import doctest
+import re
+
+from support import REPO
+
+
+def _pycon_blocks() -> list[str]:
+    text = (REPO / "README.md").read_text(encoding="utf-8")
+    return re.findall(r"```pycon\n(.*?)```", text, flags=re.DOTALL)
+
+
+def test_quickstart_runs() -> None:
+    """Every ```pycon block of the README runs and prints what it shows."""
+    blocks = _pycon_blocks()
+    assert blocks, "the README has no pycon quickstart"
+    parser = doctest.DocTestParser()
+    runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS)
+    for i, block in enumerate(blocks):
+        test = parser.get_doctest(block, {}, f"README block {i}", "README.md", 0)
+        runner.run(test)
+    result = runner.summarize(verbose=False)
+    assert result.failed == 0, f"{result.failed} README examples failed"
+    assert result.attempted >= 10
+
+
+def test_setup_commands_are_what_ci_runs() -> None:
+    """The README's test command is the one .ci/run executes."""
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    ci = (REPO / ".ci" / "run").read_text(encoding="utf-8")
+    command = ".venv/bin/python -m pytest"
+    assert f"```sh\n{command}\n```" in readme
+    assert ci.rstrip().splitlines()[-1] == command
+    assert 'pip install -e ".[dev]" && .venv/bin/quorem demo' in readme

@@ -1,0 +1,112 @@
+"""The fixed-point rewriter: termination, stop reasons, traces, scale."""
+
+from __future__ import annotations
+
+import quorem
+from quorem.engine.ruleset import RuleSet
+from support import assert_equivalent
+
+LOOPING = """
+rule swap-forward
+  doc: max(x, y) + 1 becomes min(x, y) + 1 (deliberately cyclic with swap-back)
+  semantics: any
+  pattern: max(x, y) + 1
+  rewrite: min(x, y) + 1
+
+rule swap-back
+  doc: the inverse of swap-forward
+  semantics: any
+  pattern: min(x, y) + 1
+  rewrite: max(x, y) + 1
+"""
+
+GROWING = """
+rule grow
+  doc: x // 2 becomes (x + 2) // 2 - 1: true, and never done
+  semantics: floor
+  pattern: (x + C) // 2
+  rewrite: (x + C + 2) // 2 - 1
+"""
+
+
+def test_fixed_point_reason_and_trace() -> None:
+    """A normal run ends at a fixed point and its trace lists each rule with before/after."""
+    b = {"R3": (0, 3), "R4": (0, 1), "R2": (0, 3)}
+    t = quorem.parse("((R3*8 + R4*4 + R2)//8)*8 + (R3*8 + R4*4 + R2)%8", b)
+    r = quorem.explain(t)
+    assert r.reason is quorem.StopReason.FIXED_POINT
+    assert str(r.term) == "R2 + R3*8 + R4*4"
+    assert r.steps == len(r.trace) == sum(r.counts.values())
+    assert r.trace[0].rule == "mod-drop-multiple"
+    for step in r.trace:
+        assert step.before is not step.after
+    assert r.rules == list(dict.fromkeys(s.rule for s in r.trace))
+
+
+def test_cycle_is_detected_not_looped() -> None:
+    """Two rules that undo each other stop with reason CYCLE instead of hanging."""
+    rules = RuleSet.from_text(LOOPING)
+    t = quorem.parse("max(a, b) + 1")
+    r = quorem.explain(t, rules)
+    assert r.reason is quorem.StopReason.CYCLE
+    assert r.steps <= 3
+
+
+def test_step_limit_is_reported() -> None:
+    """A rule that always applies exhausts the step budget, and the result says so."""
+    rules = RuleSet.from_text(GROWING)
+    t = quorem.parse("x // 2", {"x": (0, 10)})
+    r = quorem.explain(t, rules, max_steps=50)
+    assert r.reason is quorem.StopReason.STEP_LIMIT
+    assert r.steps == 50
+    assert_equivalent(t, r.term, {"x": (0, 10)})
+
+
+def test_shared_subterm_simplified_once() -> None:
+    """Memoisation: a subterm used many times is rewritten once."""
+    x = quorem.var("x")
+    inner = (x % 8) + (x // 8) * 8  # simplifies to x with one rule application
+    big = quorem.sum_of(quorem.maximum(inner, quorem.const(k)) for k in range(50))
+    r = quorem.explain(big)
+    assert r.counts["divmod-recombine"] == 1
+
+
+def test_deep_nested_sum() -> None:
+    """A sum nested 100 000 deep parses and simplifies without recursion errors."""
+    depth = 100_000
+    text = "x" + "".join(f" + (y{i % 7} % 8 + 1" for i in range(depth)) + ")" * depth
+    bounds = {f"y{i}": (0, 7) for i in range(7)} | {"x": (0, 5)}
+    t = quorem.parse(text, bounds)
+    r = quorem.explain(t)
+    assert r.reason is quorem.StopReason.FIXED_POINT
+    want = quorem.sum_of(
+        [quorem.var("x", 0, 5), depth]
+        + [quorem.var(f"y{i}", 0, 7) * len(range(i, depth, 7)) for i in range(7)]
+    )
+    assert r.term is want
+
+
+def test_deep_nested_divisions() -> None:
+    """A chain of 100 000 nested divisions and remainders simplifies iteratively, correctly."""
+    depth = 100_000
+    x = quorem.var("x", 0, 10**6)
+    y = quorem.var("y", 0, 3)
+    t = x
+    for i in range(depth):
+        t = (t + y) % 8 if i % 2 else (t * 3 + 1) // 2
+    r = quorem.explain(t)
+    assert r.reason is quorem.StopReason.FIXED_POINT
+    for env in ({"x": 0, "y": 0}, {"x": 999_999, "y": 3}, {"x": 12345, "y": 2}):
+        assert quorem.evaluate(r.term, env) == quorem.evaluate(t, env)
+
+
+def test_sum_of_ten_thousand_terms() -> None:
+    """A sum of 10 000 addends with divisions to fold simplifies correctly."""
+    n = 10_000
+    bounds = {f"v{i}": (0, 9) for i in range(n)}
+    text = " + ".join(f"v{i}%{10 + i % 5} + (v{i}//8)*3" for i in range(n))
+    t = quorem.parse(text, bounds)
+    got = quorem.simplify(t)
+    assert quorem.count_divmod(got) == n  # v%k folds (v < 10 <= k); v//8 stays
+    env = {name: (i * 7) % 10 for i, name in enumerate(bounds)}
+    assert quorem.evaluate(got, env) == quorem.evaluate(t, env)

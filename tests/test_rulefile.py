@@ -1,0 +1,145 @@
+"""The rule language: parsing rules files, and rejecting bad ones with file:line:col."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import quorem
+from quorem.engine.rule import PConst, POp, PSum, PTerm
+from quorem.engine.rulefile import load_rule_files, parse_rules
+from quorem.engine.ruleset import RuleSet
+
+GOOD = """\
+# a comment
+rule mod-of-small-range
+  doc:       x % n is x when 0 <= x < n
+  semantics: floor, trunc
+  pattern:   x % N
+  guard:     vmin(x) >= 0
+             and vmax(x) < N
+  rewrite:   x
+"""
+
+
+def test_parses_fields_and_continuation_lines() -> None:
+    """A rule's fields are read, and an indented line continues the previous field."""
+    (rule,) = parse_rules(GOOD, "good.rules")
+    assert rule.name == "mod-of-small-range"
+    assert rule.doc == "x % n is x when 0 <= x < n"
+    assert [s.value for s in rule.semantics] == ["floor", "trunc"]
+    assert rule.pattern == POp("mod", (PTerm("x"), PConst("N")))
+    assert rule.location == "good.rules:2"
+    assert rule.guard is not None
+
+
+def test_sum_pattern_with_rest_and_coefficients() -> None:
+    """Addends with coefficients, a constant and a bare rest variable form one sum pattern."""
+    (rule,) = parse_rules(
+        "rule r\n  doc: d\n  semantics: floor\n  pattern: (x % C1)*C2 + (x // C1)*C3 + y\n"
+        "  guard: C1*C2 == C3\n  rewrite: x*C2 + y\n"
+    )
+    assert isinstance(rule.pattern, PSum)
+    assert rule.pattern.rest == "y"
+    assert len(rule.pattern.addends) == 2
+
+
+def _error(text: str) -> quorem.RuleError:
+    with pytest.raises(quorem.RuleError) as info:
+        RuleSet.from_text(text, "bad.rules")
+    return info.value
+
+
+HEADER = "rule r\n  doc: d\n  semantics: floor\n"
+
+
+@pytest.mark.parametrize(
+    ("text", "line", "col", "fragment"),
+    [
+        ("rule Bad_Name\n", 1, 6, "kebab-case"),
+        ("rul r\n", 1, 1, "expected 'rule NAME'"),
+        (HEADER + "  pattern: x % N\n", 1, 1, "no 'rewrite' field"),
+        (HEADER + "  pattern: x % N\n  rewrite: z\n", 5, 12, "'z' is not bound"),
+        (HEADER + "  pattern: x % N\n  rewrite: x\n  colour: red\n", 6, 3, "unknown field"),
+        (HEADER + "  pattern: x %% N\n  rewrite: x\n", 4, 15, "expected an operand"),
+        (HEADER + "  pattern: x % N\n  guard: x\n  rewrite: x\n", 5, 10, "condition"),
+        (HEADER + "  pattern: x % N\n  guard: foo(x)\n  rewrite: x\n", 5, 10, "unknown function"),
+        (HEADER + "  pattern: x % N\n  rewrite: vmin(x) < 3\n", 5, 12, "not a condition"),
+        (HEADER + "  pattern: x\n  rewrite: x\n", 4, 12, "operator at its root"),
+        (HEADER + "  pattern: x + y + z % 2\n  rewrite: x\n", 4, 16, "at most one rest"),
+        (HEADER + "  pattern: x / 2\n  rewrite: x\n", 4, 14, "use // for division"),
+        (HEADER + "  pattern: (sum(K*t) + C) // D\n  guard: K > 0\n  rewrite: t\n", 5, 10, ""),
+        (
+            "rule r\n  doc: d\n  semantics: any\n  pattern: x // 2\n  rewrite: x\n",
+            3,
+            14,
+            "semantics",
+        ),
+        ("rule r\n  doc: d\n  semantics: ceil\n  pattern: x // 2\n  rewrite: x\n", 3, 14, "ceil"),
+        (GOOD + GOOD, 10, 1, "duplicate rule name"),
+    ],
+)
+def test_bad_rules_are_rejected_with_position(
+    text: str, line: int, col: int, fragment: str
+) -> None:
+    """Malformed or inconsistent rules give a RuleError naming file, line, column and reason."""
+    err = _error(text)
+    assert (err.source, err.line, err.col) == ("bad.rules", line, col), str(err)
+    assert fragment in str(err)
+    assert str(err).startswith(f"bad.rules:{line}:{col}: ")
+
+
+def test_duplicate_names_across_files(tmp_path: Path) -> None:
+    """A rule name used in two files is rejected, naming where it was first defined."""
+    a = tmp_path / "a.rules"
+    b = tmp_path / "b.rules"
+    a.write_text(GOOD)
+    b.write_text(GOOD)
+    with pytest.raises(quorem.RuleError, match=r"first defined at .*a\.rules:2"):
+        load_rule_files([a, b])
+
+
+def test_unreadable_file_is_a_rule_error(tmp_path: Path) -> None:
+    """A missing rules file is reported as a RuleError with its path."""
+    with pytest.raises(quorem.RuleError, match="cannot read"):
+        load_rule_files([tmp_path / "missing.rules"])
+
+
+def test_let_names_are_usable_in_guard_and_rewrite() -> None:
+    """``let`` computes named constants from the match for the guard and the rewrite."""
+    rules = RuleSet.from_text(
+        "rule half\n  doc: d\n  semantics: floor\n  pattern: (x*K) // D\n"
+        "  let: G = gcd(K, D); H = K // G\n  guard: G > 1\n  rewrite: (x*H) // (D // G)\n"
+    )
+    x = quorem.var("x", 0, 100)
+    assert str(quorem.simplify(quorem.parse("(x*6)//4", {"x": (0, 100)}), rules)) == "(x*3)//2"
+    assert quorem.simplify(x, rules) is x
+
+
+def test_shipped_rules_load_and_are_documented() -> None:
+    """Every shipped rule has a unique kebab-case name, a doc line and a location."""
+    rules = quorem.default_ruleset().rules
+    assert len(rules) >= 30
+    names = [r.name for r in rules]
+    assert len(set(names)) == len(names)
+    for r in rules:
+        assert r.doc and r.file.endswith(".rules") and r.line > 0
+
+
+def test_semantics_instances() -> None:
+    """A rule stated for floor and trunc is instantiated for each; 'any' once."""
+    rs = quorem.default_ruleset()
+    sems = {(c.name, c.semantics) for c in rs.compiled}
+    assert ("mod-of-small-range", quorem.Semantics.FLOOR) in sems
+    assert ("mod-of-small-range", quorem.Semantics.TRUNC) in sems
+    assert ("mod-drop-multiple", quorem.Semantics.TRUNC) not in sems
+    assert ("max-of-same", None) in sems
+
+
+def test_rules_only_fire_for_their_semantics() -> None:
+    """A floor-only rule does not rewrite truncating division."""
+    b = {"x": (-100, 100)}
+    floor = quorem.simplify(quorem.parse("(x + 70)//8", b, "floor"))
+    trunc = quorem.simplify(quorem.parse("(x + 70)//8", b, "trunc"))
+    assert str(floor) == "(x + 6)//8 + 8"
+    assert quorem.to_text(trunc, quorem.Semantics.TRUNC) == "(x + 70)//8"
