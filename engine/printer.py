@@ -120,11 +120,10 @@ def _expand_sum(t: Term) -> list[Item]:
             pieces.append(" - ")
             pieces.extend(_scaled(atom, -coeff))
         else:
-            pieces.append("-")
-            if coeff == -1 and atom.op is not Op.MUL:
-                pieces.append((atom, _ATOM))
-            else:
-                pieces.extend(_scaled(atom, -coeff))
+            # A leading minus binds to the first atom only: wrap anything larger.
+            pieces.extend(["-", (atom, _ATOM)])
+            if coeff != -1:
+                pieces.append(f"*{_int_text(-coeff)}")
     k = t.arg[1]
     if k > 0:
         pieces.append(f" + {_int_text(k)}")

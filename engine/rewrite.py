@@ -13,6 +13,7 @@ import dataclasses
 import enum
 from collections import Counter
 
+from quorem.engine.errors import TermError
 from quorem.engine.ruleset import RuleSet
 from quorem.engine.term import Term, rebuild
 
@@ -116,7 +117,14 @@ class _Rewriter:
         new_args = [memo[c] for c in args]
         u = t
         if any(a is not b for a, b in zip(new_args, args, strict=True)):
-            u = rebuild(t, new_args)
+            try:
+                u = rebuild(t, new_args)
+            except TermError:
+                # A divisor simplified to the constant 0: the node is undefined everywhere.
+                # Keep it as it was rather than build a division by zero.
+                memo[t] = t
+                self.active.discard(t)
+                return
             if u in memo:
                 memo[t] = memo[u]
                 self.active.discard(t)

@@ -51,6 +51,7 @@ __all__ = [
 
 _TABLE: Final[weakref.WeakValueDictionary[tuple[Any, ...], Term]] = weakref.WeakValueDictionary()
 _RANK: Final[dict[Op, int]] = {op: i for i, op in enumerate(Op)}
+_KEYWORDS: Final = frozenset({"and", "or", "not"})  # operators of the text syntax
 _MINUS_ONE_HASH: Final = 0x2545F4914F6CDD1D  # hash(-1) == hash(-2) in CPython; keep them apart
 
 
@@ -299,7 +300,7 @@ def var(name: str, lo: int | None = None, hi: int | None = None) -> Term:
     ``None`` leaves a side unbounded. Variables with the same name and bounds are the
     same term; the same name with other bounds is a different variable.
     """
-    if not isinstance(name, str) or not name.isidentifier():
+    if not isinstance(name, str) or not name.isidentifier() or name in _KEYWORDS:
         raise TermError(f"variable name {name!r} is not an identifier")
     for side in (lo, hi):
         if side is not None and (isinstance(side, bool) or not isinstance(side, int)):
