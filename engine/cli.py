@@ -556,7 +556,25 @@ def build_parser() -> argparse.ArgumentParser:
 
     rules = subs.add_parser("rules", help="list the shipped rules")
     rules.set_defaults(handler=cmd_rules)
+    subs.add_parser(
+        "verify",
+        help="prove rules sound with Z3 (needs the verify extra; see quorem verify --help)",
+        add_help=False,
+    )
     return parser
+
+
+def _verify(argv: list[str]) -> int:
+    """``quorem verify``: the prover lives in quorem.verify and needs z3-solver."""
+    try:
+        from quorem.verify.cli import main as verify_main  # noqa: PLC0415  (optional Z3)
+    except ImportError as exc:
+        sys.stderr.write(
+            f"quorem: error: quorem verify needs z3-solver ({exc}); "
+            'install it with: pip install "quorem[verify]"\n'
+        )
+        return EXIT_USAGE
+    return verify_main(argv)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -566,6 +584,9 @@ def main(argv: list[str] | None = None) -> int:
     2 usage or input errors (reported as ``quorem: error: ...`` on stderr, never as a
     traceback), 130 when interrupted.
     """
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv[:1] == ["verify"]:
+        return _verify(argv[1:])
     parser = build_parser()
     try:
         args, extras = parser.parse_known_args(argv)

@@ -1,0 +1,143 @@
+"""The prover: shipped rules proven, known-bad rules caught with replayed counterexamples."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+z3 = pytest.importorskip("z3")
+
+import quorem  # noqa: E402
+from quorem.engine.ops import Semantics  # noqa: E402
+from quorem.engine.rulefile import parse_rules  # noqa: E402
+from quorem.verify import cli  # noqa: E402
+from quorem.verify.prove import Obligation, obligations_of, prove  # noqa: E402
+
+KNOWN_BUGS = sorted((Path(__file__).parent / "known_bugs").glob("*.rules"))
+
+
+@pytest.mark.parametrize("path", KNOWN_BUGS, ids=[p.stem for p in KNOWN_BUGS])
+def test_known_bugs_are_caught(path: Path) -> None:
+    """Each historical bug, written as a rule, is UNSOUND with an engine-confirmed example."""
+    (rule,) = parse_rules(path.read_text(), str(path))
+    results = [prove(ob, timeout=20) for ob in obligations_of(rule, 2)]
+    unsound = [r for r in results if r.status == "unsound"]
+    assert unsound, [(r.obligation.label, r.status, r.report) for r in results]
+    r = unsound[0]
+    assert r.counterexample is not None
+    assert "UNSOUND" in r.report
+    assert f"{path}:{rule.line}" in r.report
+    assert "confirmed by the engine" in r.report or "divides by zero" in r.report
+    assert all(abs(v) <= 2**20 for v in r.counterexample.values()), r.counterexample
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "divmod-recombine",
+        "nested-div",
+        "mod-of-small-range",
+        "div-split-multiple",
+        "exact-quotient",
+    ],
+)
+def test_shipped_rule_sample_proven(name: str) -> None:
+    """A sample of shipped rules is proven equivalent (CI proves them all)."""
+    rule = quorem.default_ruleset().rule(name)
+    for ob in obligations_of(rule, 2):
+        if ob.kind == "equivalence":
+            r = prove(ob, timeout=30)
+            assert r.status == "proven", r.report
+
+
+def test_floor_proof_does_not_carry_to_trunc() -> None:
+    """The same text is proven under floor and refuted under truncation."""
+    (rule,) = parse_rules(
+        "rule split\n  doc: d\n  semantics: floor, trunc\n  pattern: (x*M + b) // N\n"
+        "  guard: M == N\n  rewrite: x + b // N\n"
+    )
+    floor = prove(Obligation(rule, Semantics.FLOOR, 0, "equivalence"))
+    trunc = prove(Obligation(rule, Semantics.TRUNC, 0, "equivalence"))
+    assert floor.status == "proven"
+    assert trunc.status == "unsound"
+
+
+def test_unknown_is_never_proven() -> None:
+    """A timeout is reported as unknown, not as proven."""
+    rule = quorem.default_ruleset().rule("div-by-common-factor")
+    ob = Obligation(rule, Semantics.TRUNC, 4, "equivalence")
+    r = prove(ob, timeout=0.001)
+    assert r.status == "unknown"
+    assert not r.ok
+
+
+def test_rewrite_dividing_by_zero_is_unsound() -> None:
+    """A rewrite that may divide by zero where the input did not is caught."""
+    (rule,) = parse_rules(
+        "rule bad\n  doc: d\n  semantics: floor\n  pattern: x % y\n"
+        "  rewrite: x % y + (x // (y - 1) < x // (y - 1))\n"
+    )
+    r = prove(Obligation(rule, Semantics.FLOOR, 0, "equivalence"))
+    assert r.status == "unsound", r.report
+
+
+def _run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
+    code = cli.main(argv)
+    return code, capsys.readouterr().out
+
+
+def test_cli_json_and_exit_codes(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """--json has the documented shape; exit 1 for unsound, 0 for proven, 3 for bad input."""
+    monkeypatch.setenv("QUOREM_CACHE_DIR", str(tmp_path / "cache"))
+    bad = str(KNOWN_BUGS[0])
+    code, out = _run([bad, "--json", "--no-cache"], capsys)
+    assert code == cli.EXIT_UNSOUND
+    data = json.loads(out)
+    assert set(data["summary"]) == {"proven", "unsound", "unknown", "seconds"}
+    entry = data["rules"][0]
+    assert set(entry) == {
+        "name",
+        "file",
+        "line",
+        "semantics",
+        "obligation",
+        "status",
+        "method",
+        "seconds",
+        "counterexample",
+    }
+    assert any(e["status"] == "unsound" and e["counterexample"] for e in data["rules"])
+
+    code, _ = _run(["--rule", "divmod-recombine", "--json"], capsys)
+    assert code == cli.EXIT_PROVEN
+    code, out = _run(["--rule", "divmod-recombine"], capsys)
+    assert code == cli.EXIT_PROVEN and "(cached)" in out
+
+    broken = tmp_path / "broken.rules"
+    broken.write_text("rule x\n  doc: d\n")
+    code, _ = _run([str(broken)], capsys)
+    assert code == cli.EXIT_USAGE
+    code, _ = _run(["--rule", "no-such-rule"], capsys)
+    assert code == cli.EXIT_USAGE
+
+
+def test_cli_junit(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """--junit writes one test case per obligation, failures for unsound ones."""
+    report = tmp_path / "junit.xml"
+    code, _ = _run([str(KNOWN_BUGS[0]), "--no-cache", "--junit", str(report)], capsys)
+    assert code == cli.EXIT_UNSOUND
+    text = report.read_text()
+    assert "<testsuite" in text and "<failure" in text and "UNSOUND" in text
+
+
+def test_quorem_verify_subcommand(capsys: pytest.CaptureFixture[str]) -> None:
+    """`quorem verify` is reachable from the main command line."""
+    from quorem.engine.cli import main
+
+    code = main(["verify", "--rule", "max-of-same", "--no-cache"])
+    assert code == 0
+    assert "proven" in capsys.readouterr().out

@@ -1,0 +1,78 @@
+"""A proof cache, so CI re-proves only the rules that changed.
+
+An entry is keyed by the rule's text (whitespace-normalised, so moving a rule within a
+file keeps its proofs), the obligation (semantics, kind, arity), the prover's version
+and Z3's version: changing any of them proves the rule again. Only definite answers
+(proven, unsound) are cached; unknown never is.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from pathlib import Path
+from typing import Any, Final
+
+import z3
+from quorem.verify.prove import Obligation
+
+__all__ = ["PROVER_VERSION", "ProofCache", "cache_key"]
+
+PROVER_VERSION: Final = "1"  # bump whenever the encoding changes
+
+
+def cache_key(ob: Obligation) -> str:
+    """The digest identifying ``ob``'s proof."""
+    body = "\n".join(
+        line.split("#", 1)[0].strip() for line in ob.rule.text.splitlines() if line.strip()
+    )
+    parts = [
+        body,
+        ob.semantics.value if ob.semantics else "any",
+        ob.kind,
+        str(ob.arity),
+        PROVER_VERSION,
+        z3.get_version_string(),
+    ]
+    return hashlib.sha256("\x00".join(parts).encode()).hexdigest()
+
+
+def default_path() -> Path:
+    """``$QUOREM_CACHE_DIR/proofs.json``, else ``~/.cache/quorem/proofs.json``."""
+    root = os.environ.get("QUOREM_CACHE_DIR")
+    base = Path(root) if root else Path.home() / ".cache" / "quorem"
+    return base / "proofs.json"
+
+
+class ProofCache:
+    """A JSON file of proof results keyed by :func:`cache_key`."""
+
+    def __init__(self, path: Path | None = None) -> None:
+        self.path = path or default_path()
+        self.entries: dict[str, dict[str, Any]] = {}
+        try:
+            loaded = json.loads(self.path.read_text(encoding="utf-8"))
+            if isinstance(loaded, dict):
+                self.entries = loaded
+        except (OSError, ValueError):
+            self.entries = {}
+
+    def get(self, ob: Obligation) -> dict[str, Any] | None:
+        """The cached result of ``ob``, if any."""
+        return self.entries.get(cache_key(ob))
+
+    def put(self, ob: Obligation, entry: dict[str, Any]) -> None:
+        """Remember a definite result of ``ob``."""
+        if entry.get("status") in ("proven", "proven-int64", "unsound"):
+            self.entries[cache_key(ob)] = entry
+
+    def save(self) -> None:
+        """Write the cache (best effort: an unwritable cache only costs time)."""
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            tmp = self.path.with_suffix(".tmp")
+            tmp.write_text(json.dumps(self.entries, sort_keys=True), encoding="utf-8")
+            tmp.replace(self.path)
+        except OSError:
+            pass

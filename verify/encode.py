@@ -1,0 +1,462 @@
+"""Encode a rule's proof obligation in Z3: the symbolic meaning of the rule language.
+
+This is the second interpreter of the rule language (the first, the concrete one, is
+:mod:`quorem.engine.interpret`). For a rule instantiated for one semantics and, when it
+has a ``sum(K*t)`` pattern, one arity, it builds:
+
+* the value of the pattern (the left-hand side) and of the rewrite;
+* **premises**: the left-hand side is defined (no divisor is zero at the point); every
+  value the engine computes while matching (lets, guard, constants folded into the
+  rewrite) is defined (otherwise the engine does not fire); the guard holds;
+  ``vmin(e) <= e <= vmax(e)`` for every range the rule reads; coefficients matched in a
+  canonical sum are non-zero;
+* **obligations**: every division the rewrite performs at run time has a non-zero
+  divisor, and the two sides are equal.
+
+Division is *purified*: each distinct ``a / b`` becomes fresh ``q, r`` constrained by
+``b != 0 -> a == b*q + r`` and the remainder's range under the semantics (Z3's own
+``div``/``mod`` are Euclidean, neither floor nor truncating). ``gcd`` is encoded as an
+arbitrary non-negative common divisor that is zero only when all arguments are: an
+over-approximation, so a proof under it covers the engine's actual gcd. Value ranges of
+terms are fresh bounds ``lo <= value <= hi``: the proof holds for every sound range
+analysis, which is exactly what the rewriter relies on.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+from typing import Any, Final
+
+import z3
+from quorem.engine.ops import Semantics
+from quorem.engine.rule import (
+    AGGREGATES,
+    Binary,
+    Call,
+    Expr,
+    Lit,
+    Name,
+    NameKind,
+    Pattern,
+    PConst,
+    PLit,
+    POp,
+    PSum,
+    PTerm,
+    Rule,
+    Unary,
+)
+
+__all__ = ["INT64_MAX", "INT64_MIN", "Encoding", "encode_rule", "has_sequence"]
+
+INT64_MIN: Final = -(2**63)
+INT64_MAX: Final = 2**63 - 1
+_DIV_FUNCS: Final = {
+    "floordiv": (True, Semantics.FLOOR),
+    "floormod": (False, Semantics.FLOOR),
+    "truncdiv": (True, Semantics.TRUNC),
+    "truncmod": (False, Semantics.TRUNC),
+}
+_CMP: Final = {"<", "<=", ">", ">=", "==", "!="}
+
+# z3 has no type information, so its expressions are Any to mypy.
+Value = Any
+
+
+@dataclasses.dataclass
+class Encoding:
+    """A rule's proof obligation, ready for a solver.
+
+    Attributes:
+        lhs: value of the pattern.
+        rhs: value of the rewrite.
+        premises: what may be assumed (definedness, guard, ranges, division axioms).
+        obligations: what must follow besides ``lhs == rhs`` (run-time divisors non-zero).
+        lhs_nodes: every intermediate value of the left-hand side (for int64 checks).
+        rhs_nodes: every intermediate value the rewritten code computes.
+        symbols: the rule's names (and range bounds) to read a counterexample from:
+            name -> Z3 constant; sequences appear as ``K[1]``, ``K[2]``, ...
+
+    """
+
+    lhs: z3.ArithRef
+    rhs: z3.ArithRef
+    premises: list[z3.BoolRef]
+    obligations: list[z3.BoolRef]
+    lhs_nodes: list[z3.ArithRef]
+    rhs_nodes: list[z3.ArithRef]
+    symbols: dict[str, z3.ArithRef]
+    bounds: dict[str, tuple[z3.ArithRef, z3.ArithRef]]
+
+
+def has_sequence(rule: Rule) -> bool:
+    """Whether the rule matches ``sum(K*t)`` and so must be proven per arity."""
+    return any(k in (NameKind.SEQ_CONST, NameKind.SEQ_TERM) for k in rule.names.values())
+
+
+def _and(conds: Sequence[z3.BoolRef]) -> z3.BoolRef:
+    if not conds:
+        return z3.BoolVal(True)
+    return conds[0] if len(conds) == 1 else z3.And(*conds)
+
+
+@dataclasses.dataclass
+class _Val:
+    """An encoded expression, with the conditions for it to be defined.
+
+    ``built``: computing it when the rule fires is defined (a premise: otherwise the
+    rule does not fire); ``runtime``: the code it becomes is defined (an obligation).
+    """
+
+    value: Value
+    built: list[z3.BoolRef]
+    runtime: list[z3.BoolRef]
+    is_term: bool
+
+
+class _Encoder:
+    def __init__(self, rule: Rule, semantics: Semantics | None, arity: int) -> None:
+        self.rule = rule
+        self.sem = semantics or Semantics.FLOOR
+        self.arity = arity
+        self.symbols: dict[str, z3.ArithRef] = {}
+        self.seqs: dict[str, list[z3.ArithRef]] = {}
+        self.lets: dict[str, _Val] = {}
+        self.axioms: list[z3.BoolRef] = []
+        self.divisions: dict[tuple[Semantics, int, int], tuple[z3.ArithRef, z3.ArithRef]] = {}
+        self.ranges: dict[tuple[str, int], z3.ArithRef] = {}
+        self.bounds: dict[str, tuple[z3.ArithRef, z3.ArithRef]] = {}
+        self.nodes: list[z3.ArithRef] = []
+        self.partial: set[int] = set()
+        self.exact: dict[tuple[int, int], z3.ArithRef] = {}
+        self.fresh = 0
+        for name, kind in rule.names.items():
+            if kind in (NameKind.SEQ_CONST, NameKind.SEQ_TERM):
+                self.seqs[name] = [z3.Int(f"{name}[{i + 1}]") for i in range(arity)]
+            else:
+                self.symbols[name] = z3.Int(name)
+
+    def new(self, prefix: str) -> z3.ArithRef:
+        self.fresh += 1
+        return z3.Int(f"{prefix}!{self.fresh}")
+
+    # ------------------------------------------------------------------ division
+    def divide(
+        self, a: z3.ArithRef, b: z3.ArithRef, sem: Semantics
+    ) -> tuple[z3.ArithRef, z3.ArithRef]:
+        key = (sem, a.get_id(), b.get_id())
+        found = self.divisions.get(key)
+        if found is not None:
+            return found
+        exact = self.exact.get((a.get_id(), b.get_id()))
+        if exact is not None:
+            # a == b*k by construction (a gcd): the quotient is k and the remainder 0 in
+            # every semantics, which Z3 would otherwise have to rediscover non-linearly.
+            found = (exact, z3.IntVal(0))
+            self.divisions[key] = found
+            return found
+        q = self.new("q")
+        r = self.new("r")
+        if sem is Semantics.FLOOR:
+            rng = z3.If(b > 0, z3.And(r >= 0, r < b), z3.And(r <= 0, r > b))
+        else:
+            mag = z3.If(b > 0, b, -b)
+            rng = z3.If(a >= 0, z3.And(r >= 0, r < mag), z3.And(r <= 0, r > -mag))
+        self.axioms.append(z3.Implies(b != 0, z3.And(a == b * q + r, rng)))
+        self.divisions[key] = (q, r)
+        return q, r
+
+    # ------------------------------------------------------------------- pattern
+    def pattern(self, p: Pattern, defined: list[z3.BoolRef]) -> z3.ArithRef:
+        if isinstance(p, PTerm | PConst):
+            v = self.symbols[p.name]
+        elif isinstance(p, PLit):
+            v = z3.IntVal(p.value)
+        elif isinstance(p, POp):
+            v = self.pattern_op(p, defined)
+        else:
+            v = self.pattern_sum(p, defined)
+        self.nodes.append(v)
+        return v
+
+    def pattern_op(self, p: POp, defined: list[z3.BoolRef]) -> z3.ArithRef:
+        a, b = (self.pattern(c, defined) for c in p.children)
+        op = p.op
+        if op in ("div", "mod") or op in _DIV_FUNCS:
+            is_div, sem = (op == "div", self.sem) if op in ("div", "mod") else _DIV_FUNCS[op]
+            defined.append(b != 0)
+            q, r = self.divide(a, b, sem)
+            return q if is_div else r
+        if op == "mul":
+            return a * b
+        if op == "max":
+            return z3.If(a >= b, a, b)
+        if op == "min":
+            return z3.If(a <= b, a, b)
+        cond = {"lt": a < b, "le": a <= b, "eq": a == b, "ne": a != b}[op]
+        return z3.If(cond, z3.IntVal(1), z3.IntVal(0))
+
+    def pattern_sum(self, p: PSum, defined: list[z3.BoolRef]) -> z3.ArithRef:
+        # A sum's intermediates are its addends (each c*t) and its total: partial sums
+        # are not, since some order of adding in-range addends to an in-range total
+        # never leaves the range.
+        total: z3.ArithRef = z3.IntVal(0)
+        for add in p.addends:
+            coef = self.expr(add.coef, None)
+            self.require_nonzero_coefficient(add.coef, coef)
+            scaled = coef.value * self.pattern(add.pattern, defined)
+            self.nodes.append(scaled)
+            total = total + scaled
+        if p.const is not None:
+            k = self.expr(p.const, None).value
+            self.nodes.append(k)
+            total = total + k
+        if p.rest is not None:
+            self.nodes.append(self.symbols[p.rest])
+            total = total + self.symbols[p.rest]
+        if p.seq is not None:
+            ks = self.seqs[p.seq.coef]
+            ts = self.seqs[p.seq.term]
+            for k, t in zip(ks, ts, strict=True):
+                # The matcher binds only the non-zero coefficients of a canonical sum.
+                self.axioms.append(k != 0)
+                self.nodes += [k, t, k * t]
+                total = total + k * t
+        return total
+
+    def require_nonzero_coefficient(self, e: Expr, v: _Val) -> None:
+        if not isinstance(e, Lit):
+            self.axioms.append(v.value != 0)
+
+    # ---------------------------------------------------------------- expressions
+    def expr(self, e: Expr, index: int | None) -> _Val:
+        if isinstance(e, Lit):
+            return _Val(z3.IntVal(e.value), [], [], False)
+        if isinstance(e, Name):
+            return self.name(e, index)
+        if isinstance(e, Unary):
+            v = self.expr(e.operand, index)
+            if e.op == "not":
+                return _Val(z3.Not(v.value), v.built, v.runtime, False)
+            return _Val(-v.value, v.built, v.runtime, v.is_term)
+        if isinstance(e, Binary):
+            return self.binary(e, index)
+        return self.call(e, index)
+
+    def name(self, e: Name, index: int | None) -> _Val:
+        if e.name in self.lets:
+            return self.lets[e.name]
+        is_term = e.kind in (NameKind.TERM, NameKind.SEQ_TERM)
+        if e.kind in (NameKind.SEQ_CONST, NameKind.SEQ_TERM):
+            assert index is not None, f"sequence name {e.name} outside an aggregate"
+            return _Val(self.seqs[e.name][index], [], [], is_term)
+        return _Val(self.symbols[e.name], [], [], is_term)
+
+    def binary(self, e: Binary, index: int | None) -> _Val:
+        a = self.expr(e.left, index)
+        b = self.expr(e.right, index)
+        if e.op in ("and", "or"):
+            # Short-circuit: the right side is only evaluated when the left does not decide.
+            guard_b = a.value if e.op == "and" else z3.Not(a.value)
+            built = [*a.built, z3.Implies(guard_b, _and(b.built))]
+            op = z3.And if e.op == "and" else z3.Or
+            return _Val(op(a.value, b.value), built, [], False)
+        built = a.built + b.built
+        runtime = a.runtime + b.runtime
+        is_term = a.is_term or b.is_term
+        x, y = a.value, b.value
+        if e.op in _CMP:
+            cond = {
+                "<": x < y,
+                "<=": x <= y,
+                ">": x > y,
+                ">=": x >= y,
+                "==": x == y,
+                "!=": x != y,
+            }[e.op]
+            value: Value = z3.If(cond, z3.IntVal(1), z3.IntVal(0)) if is_term else cond
+            return self.node(_Val(value, built, runtime, is_term))
+        if e.op in ("//", "%"):
+            q, r = self.divide(x, y, self.sem)
+            self.divisor_condition(y != 0, b, built, runtime, is_term)
+            return self.node(_Val(q if e.op == "//" else r, built, runtime, is_term))
+        value = {"+": x + y, "-": x - y, "*": x * y}[e.op]
+        if e.op in ("+", "-"):
+            # Operands that are sums themselves are partial sums, not intermediates.
+            for operand, v in ((e.left, a), (e.right, b)):
+                if _is_sum(operand):
+                    self.partial.add(v.value.get_id())
+        return self.node(_Val(value, built, runtime, is_term))
+
+    def divisor_condition(
+        self,
+        cond: z3.BoolRef,
+        divisor: _Val,
+        built: list[z3.BoolRef],
+        runtime: list[z3.BoolRef],
+        is_term: bool,
+    ) -> None:
+        # A constant divisor is computed when the rule fires: zero means it does not fire
+        # (Undetermined, or a TermError building the term). A term divisor is divided by at
+        # run time: the rewrite must not divide by zero where the input did not.
+        if is_term and divisor.is_term:
+            runtime.append(cond)
+        else:
+            built.append(cond)
+
+    def node(self, v: _Val) -> _Val:
+        if v.is_term:
+            self.nodes.append(v.value)
+        return v
+
+    def each(self, body: Expr) -> list[_Val]:
+        return [self.expr(body, i) for i in range(self.arity)]
+
+    def args(self, args: Sequence[Expr], index: int | None) -> list[_Val]:
+        out: list[_Val] = []
+        for a in args:
+            if index is None and _mentions_sequence(a):
+                out.extend(self.each(a))
+            else:
+                out.append(self.expr(a, index))
+        return out
+
+    def call(self, e: Call, index: int | None) -> _Val:
+        f = e.func
+        if f in AGGREGATES:
+            vals = self.each(e.args[0])
+            built = [c for v in vals for c in v.built]
+            runtime = [c for v in vals for c in v.runtime]
+            if f == "all":
+                return _Val(_and([v.value for v in vals]), built, runtime, False)
+            if f == "any":
+                return _Val(z3.Or(*[v.value for v in vals]), built, runtime, False)
+            is_term = any(v.is_term for v in vals)
+            total = z3.Sum(*[v.value for v in vals]) if vals else z3.IntVal(0)
+            return self.node(_Val(total, built, runtime, is_term))
+        if f in ("vmin", "vmax"):
+            return self.value_range(f, e.args[0], index)
+        vals = self.args(e.args, index)
+        built = [c for v in vals for c in v.built]
+        runtime = [c for v in vals for c in v.runtime]
+        is_term = any(v.is_term for v in vals)
+        xs = [v.value for v in vals]
+        if f == "abs":
+            x = xs[0]
+            return _Val(z3.If(x >= 0, x, -x), built, runtime, False)
+        if f in ("min", "max"):
+            acc = xs[0]
+            for x in xs[1:]:
+                pick = acc <= x if f == "min" else acc >= x
+                acc = z3.If(pick, acc, x)
+            return self.node(_Val(acc, built, runtime, is_term))
+        if f == "gcd":
+            return _Val(self.gcd(xs), built, runtime, False)
+        if f == "divides":
+            d, n = xs
+            _, r = self.divide(n, d, Semantics.FLOOR)
+            holds = z3.If(d == 0, n == 0, r == 0)
+            return _Val(holds, built, runtime, False)
+        is_div, sem = _DIV_FUNCS[f]
+        q, r = self.divide(xs[0], xs[1], sem)
+        self.divisor_condition(xs[1] != 0, vals[1], built, runtime, is_term)
+        return self.node(_Val(q if is_div else r, built, runtime, is_term))
+
+    def gcd(self, xs: Sequence[z3.ArithRef]) -> z3.ArithRef:
+        g = self.new("gcd")
+        all_zero = _and([x == 0 for x in xs])
+        self.axioms.append(g >= 0)
+        self.axioms.append((g == 0) == all_zero)
+        for x in xs:
+            k = self.new("k")
+            self.axioms.append(x == g * k)
+            self.exact[(x.get_id(), g.get_id())] = k
+        return g
+
+    def value_range(self, f: str, arg: Expr, index: int | None) -> _Val:
+        t = self.expr(arg, index)
+        value = t.value
+        key_id = value.get_id()
+        lo = self.ranges.get(("lo", key_id))
+        if lo is None:
+            label = _label(arg)
+            lo = z3.Int(f"vmin({label})")
+            hi = z3.Int(f"vmax({label})")
+            self.ranges[("lo", key_id)] = lo
+            self.ranges[("hi", key_id)] = hi
+            self.axioms.append(lo <= value)
+            self.axioms.append(value <= hi)
+            self.bounds[label] = (lo, hi)
+        bound = lo if f == "vmin" else self.ranges[("hi", key_id)]
+        # Building the term may fail (a constant zero divisor): then the rule does not fire.
+        return _Val(bound, t.built, [], False)
+
+
+def _is_sum(e: Expr) -> bool:
+    if isinstance(e, Binary):
+        return e.op in ("+", "-")
+    return isinstance(e, Call) and e.func == "sum"
+
+
+def _mentions_sequence(e: Expr) -> bool:
+    if isinstance(e, Name):
+        return e.kind in (NameKind.SEQ_CONST, NameKind.SEQ_TERM)
+    if isinstance(e, Unary):
+        return _mentions_sequence(e.operand)
+    if isinstance(e, Binary):
+        return _mentions_sequence(e.left) or _mentions_sequence(e.right)
+    if isinstance(e, Call):
+        return e.func not in AGGREGATES and any(_mentions_sequence(a) for a in e.args)
+    return False
+
+
+def _label(e: Expr) -> str:
+    """Readable text of a rule expression, for counterexample reports."""
+    if isinstance(e, Lit):
+        return str(e.value)
+    if isinstance(e, Name):
+        return e.name
+    if isinstance(e, Unary):
+        return f"{e.op} {_label(e.operand)}" if e.op == "not" else f"-{_label(e.operand)}"
+    if isinstance(e, Binary):
+        return f"({_label(e.left)} {e.op} {_label(e.right)})"
+    return f"{e.func}({', '.join(_label(a) for a in e.args)})"
+
+
+def encode_rule(rule: Rule, semantics: Semantics | None, arity: int = 0) -> Encoding:
+    """Encode ``rule`` for ``semantics`` (and ``arity`` addends in its ``sum(K*t)``)."""
+    enc = _Encoder(rule, semantics, arity)
+    lhs_defined: list[z3.BoolRef] = []
+    lhs = enc.pattern(rule.pattern, lhs_defined)
+    lhs_nodes = list(enc.nodes)
+    premises: list[z3.BoolRef] = list(lhs_defined)
+    for name, e in rule.lets:
+        v = enc.expr(e, None)
+        premises.extend(v.built)
+        enc.lets[name] = v
+    if rule.guard is not None:
+        g = enc.expr(rule.guard, None)
+        premises.extend(g.built)
+        premises.append(g.value)
+    enc.nodes = []
+    r = enc.expr(rule.rewrite, None)
+    premises.extend(r.built)
+    rhs_nodes = [v for v in enc.nodes if v.get_id() not in enc.partial]
+    if not r.is_term:
+        rhs_nodes.append(r.value)
+    premises.extend(enc.axioms)
+    symbols = dict(enc.symbols)
+    for name, vs in enc.seqs.items():
+        for i, v in enumerate(vs):
+            symbols[f"{name}[{i + 1}]"] = v
+    return Encoding(
+        lhs=lhs,
+        rhs=r.value,
+        premises=premises,
+        obligations=list(r.runtime),
+        lhs_nodes=lhs_nodes,
+        rhs_nodes=rhs_nodes,
+        symbols=symbols,
+        bounds=enc.bounds,
+    )

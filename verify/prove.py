@@ -1,0 +1,217 @@
+"""Prove rules sound with Z3, and turn failures into replayed counterexamples.
+
+For each rule instance (rule x semantics x arity) there are two obligations:
+
+* ``equivalence``: over unbounded integers, wherever the left-hand side is defined and
+  the guard holds, the rewrite is defined and equal to it. Status ``proven``.
+* ``int64``: the same, assuming every intermediate value of the left-hand side fits in
+  int64, and showing every intermediate of the rewrite fits too (the rewrite introduces
+  no overflow). Status ``proven-int64``.
+
+A ``sat`` answer is a counterexample; it is shrunk toward small magnitudes and replayed
+through the engine (the rule is applied to a concrete term built from the model) before
+it is reported as ``unsound``. Z3's ``unknown`` (timeout) is reported as ``unknown`` and
+never counted as proven; so is a counterexample the engine does not reproduce.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from typing import Any, Final
+
+import z3
+from quorem.engine.ops import Semantics
+from quorem.engine.rule import Rule
+from quorem.verify.encode import INT64_MAX, INT64_MIN, Encoding, encode_rule, has_sequence
+from quorem.verify.replay import Replay, replay
+
+__all__ = [
+    "DEFAULT_ARITY",
+    "DEFAULT_TIMEOUT",
+    "OBLIGATIONS",
+    "Obligation",
+    "ProofResult",
+    "obligations_of",
+    "prove",
+]
+
+DEFAULT_ARITY: Final = 4
+DEFAULT_TIMEOUT: Final = 20.0
+OBLIGATIONS: Final = ("equivalence", "int64")
+_PROVEN: Final = {"equivalence": "proven", "int64": "proven-int64"}
+
+
+@dataclasses.dataclass(frozen=True)
+class Obligation:
+    """One proof obligation of a rule.
+
+    It names the semantics the rule is instantiated for, the arity of its ``sum(K*t)``
+    (0 when it has none) and the kind (``equivalence`` or ``int64``).
+    """
+
+    rule: Rule
+    semantics: Semantics | None
+    arity: int
+    kind: str
+
+    @property
+    def label(self) -> str:
+        """Short text naming the obligation, e.g. ``floor equivalence k=2``."""
+        sem = self.semantics.value if self.semantics else "any"
+        arity = f" k={self.arity}" if self.arity else ""
+        return f"{sem} {self.kind}{arity}"
+
+
+@dataclasses.dataclass
+class ProofResult:
+    """The outcome of one obligation."""
+
+    obligation: Obligation
+    status: str  # proven, proven-int64, unknown, unsound
+    method: str
+    seconds: float
+    counterexample: dict[str, int] | None = None
+    report: str = ""
+
+    @property
+    def ok(self) -> bool:
+        """Whether the obligation is proven."""
+        return self.status in ("proven", "proven-int64")
+
+
+def obligations_of(rule: Rule, max_arity: int = DEFAULT_ARITY) -> list[Obligation]:
+    """Every obligation of ``rule``: per semantics, per arity 1..max_arity, per kind."""
+    arities = range(1, max_arity + 1) if has_sequence(rule) else range(0, 1)
+    return [
+        Obligation(rule, sem, k, kind)
+        for sem in (rule.semantics or (None,))
+        for k in arities
+        for kind in OBLIGATIONS
+    ]
+
+
+def _in64(v: z3.ArithRef) -> z3.BoolRef:
+    return z3.And(v >= INT64_MIN, v <= INT64_MAX)
+
+
+def _query(enc: Encoding, kind: str) -> tuple[list[z3.BoolRef], z3.BoolRef]:
+    premises = list(enc.premises)
+    goal = [*enc.obligations, enc.lhs == enc.rhs]
+    if kind == "int64":
+        premises += [_in64(v) for v in enc.lhs_nodes]
+        goal += [_in64(v) for v in enc.rhs_nodes]
+    return premises, z3.And(*goal)
+
+
+def _solver(timeout: float) -> z3.Solver:
+    s = z3.Solver()
+    s.set("timeout", max(1, int(timeout * 1000)))
+    s.set("random_seed", 0)
+    return s
+
+
+def _model_values(model: z3.ModelRef, enc: Encoding) -> dict[str, int]:
+    values: dict[str, int] = {}
+    for name, sym in enc.symbols.items():
+        values[name] = model.eval(sym, model_completion=True).as_long()
+    for label, (lo, hi) in enc.bounds.items():
+        values[f"vmin({label})"] = model.eval(lo, model_completion=True).as_long()
+        values[f"vmax({label})"] = model.eval(hi, model_completion=True).as_long()
+    return values
+
+
+def _shrink(s: z3.Solver, enc: Encoding, timeout: float) -> z3.ModelRef | None:
+    """A model with all named values as small as possible (searching |v| <= 2^k)."""
+    names = list(enc.symbols.values()) + [b for pair in enc.bounds.values() for b in pair]
+    deadline = time.monotonic() + timeout
+    for k in (1, 2, 4, 8, 16, 64, 256, 4096, 2**20, 2**40, 2**64):
+        if time.monotonic() > deadline:
+            break
+        s.push()
+        s.add(*[z3.And(v >= -k, v <= k) for v in names])
+        if s.check() == z3.sat:
+            model = s.model()
+            s.pop()
+            return model
+        s.pop()
+    return None
+
+
+def prove(ob: Obligation, timeout: float = DEFAULT_TIMEOUT) -> ProofResult:
+    """Discharge one obligation with Z3 (IntAux encoding) and report what was reached."""
+    start = time.perf_counter()
+    enc = encode_rule(ob.rule, ob.semantics, ob.arity)
+    premises, goal = _query(enc, ob.kind)
+    # A fresh solver per query: Z3's incremental mode is much weaker on these.
+    s = _solver(timeout)
+    s.add(*premises)
+    s.add(z3.Not(goal))
+    answer = s.check()
+    method = "IntAux" if ob.kind == "equivalence" else "IntAux64"
+    if answer == z3.unsat:
+        # Vacuity: premises that can never hold would prove anything.
+        v = _solver(timeout)
+        v.add(*premises)
+        if v.check() != z3.sat:
+            return ProofResult(
+                ob,
+                "unknown",
+                "vacuous",
+                time.perf_counter() - start,
+                None,
+                "the guard and premises cannot be shown satisfiable: the proof may be vacuous",
+            )
+        return ProofResult(ob, _PROVEN[ob.kind], method, time.perf_counter() - start)
+    if answer == z3.unknown:
+        why = s.reason_unknown()
+        return ProofResult(
+            ob, "unknown", method, time.perf_counter() - start, None, f"Z3 answered unknown ({why})"
+        )
+    model = s.model()
+    model = _shrink(s, enc, timeout) or model
+    values = _model_values(model, enc)
+    rep = replay(ob.rule, ob.semantics, ob.arity, values, int64=ob.kind == "int64")
+    seconds = time.perf_counter() - start
+    if rep.confirmed:
+        return ProofResult(ob, "unsound", method, seconds, values, _report(ob, values, rep))
+    return ProofResult(
+        ob,
+        "unknown",
+        method,
+        seconds,
+        values,
+        "Z3 found a model but the engine did not reproduce it (an over-approximated"
+        f" range or gcd?): {rep.note}\n" + _report(ob, values, rep),
+    )
+
+
+def _report(ob: Obligation, values: dict[str, int], rep: Replay) -> str:
+    rule = ob.rule
+    lines = [
+        f"{rule.location}: rule {rule.name} ({ob.label}): UNSOUND"
+        if rep.confirmed
+        else f"{rule.location}: rule {rule.name} ({ob.label}): not proven",
+        f"  doc: {rule.doc}",
+        "  example:",
+    ]
+    width = max((len(k) for k in values), default=1)
+    lines += [f"    {k:<{width}} = {v}" for k, v in values.items()]
+    lines += [f"  {line}" for line in rep.lines]
+    return "\n".join(lines)
+
+
+def result_json(r: ProofResult) -> dict[str, Any]:
+    """The JSON form of a result (``quorem verify --json``)."""
+    ob = r.obligation
+    return {
+        "name": ob.rule.name,
+        "file": ob.rule.file,
+        "line": ob.rule.line,
+        "semantics": ob.semantics.value if ob.semantics else "any",
+        "obligation": ob.kind + (f" k={ob.arity}" if ob.arity else ""),
+        "status": r.status,
+        "method": r.method,
+        "seconds": round(r.seconds, 4),
+        "counterexample": r.counterexample,
+    }

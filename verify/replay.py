@@ -1,0 +1,176 @@
+"""Replay a counterexample through the engine: the proof's verdict, checked concretely.
+
+From a Z3 model, build the concrete term the rule's pattern describes (term variables
+become variables ranging over the model's bounds), let the engine apply the rule to it,
+and evaluate both sides at the model's point. A counterexample is *confirmed* only if
+the engine really fires and the results differ (or the rewrite divides by zero, or, for
+the int64 obligation, overflows where the input did not).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from quorem.engine.errors import EvaluationError, QuoremError
+from quorem.engine.evaluate import evaluate
+from quorem.engine.ops import Op, Semantics
+from quorem.engine.rule import NameKind, Pattern, PConst, PLit, POp, PSum, PTerm, Rule, pattern_op
+from quorem.engine.ruleset import RuleSet
+from quorem.engine.term import Term, binary, const, linear, var
+from quorem.verify.encode import INT64_MAX, INT64_MIN
+
+__all__ = ["Replay", "replay"]
+
+
+@dataclasses.dataclass
+class Replay:
+    """What the engine did with a counterexample."""
+
+    confirmed: bool
+    note: str
+    lines: list[str]
+
+
+def _bounds(values: dict[str, int], name: str, v: int) -> tuple[int, int]:
+    lo = values.get(f"vmin({name})", v)
+    hi = values.get(f"vmax({name})", v)
+    return min(lo, v), max(hi, v)
+
+
+def _bindings(
+    rule: Rule, arity: int, values: dict[str, int]
+) -> tuple[dict[str, object], dict[str, int]]:
+    b: dict[str, object] = {}
+    env: dict[str, int] = {}
+    for name, kind in rule.names.items():
+        if kind is NameKind.CONST and name in values:
+            b[name] = values[name]
+        elif kind is NameKind.TERM and name in values:
+            v = values[name]
+            lo, hi = _bounds(values, name, v)
+            b[name] = var(name, lo, hi)
+            env[name] = v
+        elif kind is NameKind.SEQ_CONST:
+            b[name] = [values[f"{name}[{i + 1}]"] for i in range(arity)]
+        elif kind is NameKind.SEQ_TERM:
+            terms = []
+            for i in range(arity):
+                v = values[f"{name}[{i + 1}]"]
+                vname = f"{name}_{i + 1}"
+                terms.append(var(vname, v, v))
+                env[vname] = v
+            b[name] = terms
+    return b, env
+
+
+def _build(p: Pattern, b: dict[str, object], sem: Semantics | None) -> Term:
+    if isinstance(p, PTerm):
+        t = b[p.name]
+        assert isinstance(t, Term)
+        return t
+    if isinstance(p, PConst):
+        v = b[p.name]
+        assert isinstance(v, int)
+        return const(v)
+    if isinstance(p, PLit):
+        return const(p.value)
+    if isinstance(p, POp):
+        a, c = (_build(k, b, sem) for k in p.children)
+        return binary(pattern_op(p.op, sem), a, c)
+    return _build_sum(p, b, sem)
+
+
+def _coef(e: object, b: dict[str, object]) -> int:
+    from quorem.engine.interpret import evaluate_expr  # noqa: PLC0415
+
+    v = evaluate_expr(e, b, None)  # type: ignore[arg-type]
+    assert isinstance(v, int)
+    return v
+
+
+def _build_sum(p: PSum, b: dict[str, object], sem: Semantics | None) -> Term:
+    pairs: list[tuple[Term, int]] = [
+        (_build(a.pattern, b, sem), _coef(a.coef, b)) for a in p.addends
+    ]
+    k = _coef(p.const, b) if p.const is not None else 0
+    if p.rest is not None:
+        rest = b[p.rest]
+        assert isinstance(rest, Term)
+        pairs.append((rest, 1))
+    if p.seq is not None:
+        ks = b[p.seq.coef]
+        ts = b[p.seq.term]
+        assert isinstance(ks, list) and isinstance(ts, list)
+        pairs += list(zip(ts, ks, strict=True))
+    return linear(pairs, k)
+
+
+def _subterm_values(t: Term, env: dict[str, int]) -> list[tuple[Term, int | str]]:
+    seen: list[Term] = []
+    stack = [t]
+    while stack and len(seen) < 24:
+        u = stack.pop()
+        if u in seen or u.op in (Op.CONST, Op.VAR):
+            continue
+        seen.append(u)
+        stack.extend(u.args)
+    out: list[tuple[Term, int | str]] = []
+    for u in seen:
+        try:
+            out.append((u, evaluate(u, env, check_bounds=False)))
+        except EvaluationError:
+            out.append((u, "division by zero"))
+    return out
+
+
+def _fits(t: Term, env: dict[str, int]) -> bool:
+    """Whether every intermediate of ``t`` fits in int64.
+
+    Intermediates are the prover's: each subterm, and each scaled addend ``c*a`` of a sum.
+    """
+    values: list[int] = []
+    for u, v in _subterm_values(t, env):
+        if not isinstance(v, int):
+            return False
+        values.append(v)
+        if u.op is Op.ADD:
+            for atom, c in zip(u.args, u.arg[0], strict=True):
+                values.append(c * evaluate(atom, env, check_bounds=False))
+    values.append(evaluate(t, env, check_bounds=False))
+    return all(INT64_MIN <= v <= INT64_MAX for v in values)
+
+
+def replay(
+    rule: Rule, semantics: Semantics | None, arity: int, values: dict[str, int], *, int64: bool
+) -> Replay:
+    """Apply ``rule`` concretely to the term its pattern describes under ``values``."""
+    b, env = _bindings(rule, arity, values)
+    try:
+        lhs = _build(rule.pattern, b, semantics)
+    except (QuoremError, KeyError, AssertionError) as exc:
+        return Replay(False, f"cannot build the pattern's term: {exc}", [])
+    compiled = [c for c in RuleSet([rule]).compiled if c.semantics is semantics]
+    out = compiled[0].apply(lhs) if compiled else None
+    lines = [f"input:    {lhs}"]
+    if out is None:
+        return Replay(False, "the engine does not apply the rule to this term", lines)
+    lines.append(f"rewrite:  {out}")
+    try:
+        want = evaluate(lhs, env, check_bounds=False)
+    except EvaluationError:
+        return Replay(False, "the input is undefined at this point", lines)
+    lines += [f"    {u} = {v}" for u, v in _subterm_values(lhs, env)]
+    try:
+        got = evaluate(out, env, check_bounds=False)
+    except EvaluationError:
+        lines.append("  the rewrite divides by zero where the input is defined")
+        return Replay(True, "", lines)
+    lines += [f"    {u} = {v}" for u, v in _subterm_values(out, env)]
+    lines.append(f"  input value {want}, rewrite value {got}")
+    if got != want:
+        lines.append("  MISMATCH, confirmed by the engine")
+        return Replay(True, "", lines)
+    if int64 and _fits(lhs, env) and not _fits(out, env):
+        lines.append("  the rewrite computes a value outside int64 where the input does not")
+        return Replay(True, "", lines)
+    return Replay(False, "the engine's values agree at this point", lines)
