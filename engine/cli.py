@@ -215,8 +215,10 @@ def cmd_simplify(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     """``quorem simplify``: one expression (``EXPR``) or a batch (``--batch FILE``)."""
     semantics = Semantics(args.semantics)
     if args.batch is not None:
-        if args.expr is not None or args.var or args.explain:
-            raise CliError("--batch takes no EXPR, --var or --explain (they are per line)")
+        if args.expr is not None or args.var or args.explain or args.validate:
+            raise CliError(
+                "--batch takes no EXPR, --var, --explain or --validate (they are per line)"
+            )
         return _run_batch_source(args.batch, semantics, args.max_steps, out, err)
     if args.expr is None:
         raise CliError("give an expression to simplify, or --batch FILE (try: quorem demo)")
@@ -225,11 +227,37 @@ def cmd_simplify(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     unused = sorted(set(bounds) - _variables(term))
     if unused:
         err.write(f"quorem: warning: --var {', '.join(unused)}: not in the expression\n")
-    result = rewrite(term, default_ruleset(), max_steps=args.max_steps, trace=args.explain)
+    tracing = args.explain or args.validate
+    result = rewrite(term, default_ruleset(), max_steps=args.max_steps, trace=tracing)
     out.write(to_text(result.term, semantics) + "\n")
     if args.explain:
         out.write("\n" + "\n".join(explain_lines(result, semantics, count_divmod(term))) + "\n")
     _warn_if_not_normal(result, "", err)
+    if args.validate:
+        return _validate(result, semantics, out)
+    return EXIT_OK
+
+
+def _validate(result: RewriteResult, semantics: Semantics, out: TextIO) -> int:
+    """Check each step of ``result``'s trace with Z3; report the first that is not valid."""
+    try:
+        from quorem.verify.validate import validate_trace  # noqa: PLC0415  (optional Z3)
+    except ImportError as exc:
+        raise CliError(
+            f"--validate needs z3-solver ({exc}): pip install 'quorem[verify]'"
+        ) from None
+    checks = validate_trace(result.trace)
+    for check in checks:
+        if check.verdict != "valid":
+            step = check.step
+            before = to_text(step.before, semantics)
+            after = to_text(step.after, semantics)
+            out.write(f"validation: step {step.rule}: {before} -> {after}: {check.verdict}\n")
+            if check.counterexample is not None:
+                point = ", ".join(f"{k} = {v}" for k, v in check.counterexample.items())
+                out.write(f"  counterexample: {point}\n")
+            return EXIT_LINE_ERRORS
+    out.write(f"validated: {len(checks)} rewrite steps checked with Z3, all valid\n")
     return EXIT_OK
 
 
@@ -540,6 +568,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     simp.add_argument(
         "--explain", action="store_true", help="also print each rule application and counts"
+    )
+    simp.add_argument(
+        "--validate",
+        action="store_true",
+        help="check every rewrite step taken with Z3 (needs z3-solver); exit 1 on a wrong step",
     )
     simp.add_argument("--batch", metavar="FILE", help="JSON-lines input file ('-' for stdin)")
     simp.add_argument(
