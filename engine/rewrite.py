@@ -83,82 +83,94 @@ class _Rewriter:
         self.reason = StopReason.FIXED_POINT
         self.stack: list[tuple[Term, int, Term | None]] = []
 
-    def run(self, term: Term) -> RewriteResult:
-        memo, stack = self.memo, self.stack
+    def run(self, term: Term) -> RewriteResult:  # noqa: PLR0915  (one loop, inlined for speed)
+        """The work loop: one frame at a time, with VISIT and REDUCE inlined for speed.
+
+        A leaf (no operands; no rule is indexed under CONST or VAR) is its own normal form
+        at once, even when met as an operand, and a node whose operands are all rewritten
+        already is reduced without a round trip through the stack: the rules are applied in
+        the same order as when every frame goes through the stack.
+        """
+        memo, stack, active = self.memo, self.stack, self.active
+        dispatch = self.ruleset.dispatchers()
+        counts, steps, trace, max_steps = self.counts, self.steps, self.trace, self.max_steps
+        n_steps = self.n_steps
         stack.append((term, _VISIT, None))
         while stack:
             t, state, target = stack.pop()
             if state == _LINK:
                 assert target is not None
                 memo[t] = memo[target]
-                self.active.discard(t)
-            elif t in memo:
+                active.discard(t)
                 continue
-            elif state == _VISIT:
-                self.visit(t)
+            if t in memo:
+                continue
+            args = t.args
+            if state == _VISIT:
+                if t in active:
+                    # A rewrite led back to a term being rewritten: keep it, report the cycle.
+                    self.reason = StopReason.CYCLE
+                    memo[t] = t
+                    continue
+                if not args and dispatch[t.op] is None:
+                    memo[t] = t
+                    continue
+                active.add(t)
+                height = len(stack)
+                stack.append((t, _REDUCE, None))
+                for c in args:
+                    if c not in memo:
+                        if c.args or dispatch[c.op] is not None:
+                            stack.append((c, _VISIT, None))
+                        else:
+                            memo[c] = c  # a leaf: its own normal form
+                if len(stack) > height + 1:
+                    continue
+                stack.pop()  # no operand to rewrite first: reduce now
+            # REDUCE: rebuild from the rewritten operands, then try the rules.
+            u = t
+            if args:
+                new_args = tuple([memo[c] for c in args])
+                if new_args != args:  # Term has no __eq__: this compares identities
+                    try:
+                        u = rebuild(t, new_args)
+                    except TermError:
+                        # A divisor simplified to the constant 0: the node is undefined
+                        # everywhere. Keep it as it was rather than build a division by zero.
+                        memo[t] = t
+                        active.discard(t)
+                        continue
+                    if u in memo:
+                        memo[t] = memo[u]
+                        active.discard(t)
+                        continue
+            rules = dispatch[u.op]
+            found = None
+            if rules is None:
+                pass
+            elif n_steps >= max_steps:
+                # Out of budget: only a rule that would still apply makes the result non-normal.
+                if self.reason is StopReason.FIXED_POINT and rules(u) is not None:
+                    self.reason = StopReason.STEP_LIMIT
             else:
-                self.reduce(t)
-        return RewriteResult(memo[term], self.reason, self.n_steps, self.counts, self.steps)
-
-    def visit(self, t: Term) -> None:
-        if t in self.active:
-            # A rewrite led back to a term being rewritten: keep it and report the cycle.
-            self.reason = StopReason.CYCLE
-            self.memo[t] = t
-            return
-        self.active.add(t)
-        self.stack.append((t, _REDUCE, None))
-        memo = self.memo
-        self.stack.extend((c, _VISIT, None) for c in t.args if c not in memo)
-
-    def reduce(self, t: Term) -> None:
-        memo = self.memo
-        args = t.args
-        new_args = [memo[c] for c in args]
-        u = t
-        if any(a is not b for a, b in zip(new_args, args, strict=True)):
-            try:
-                u = rebuild(t, new_args)
-            except TermError:
-                # A divisor simplified to the constant 0: the node is undefined everywhere.
-                # Keep it as it was rather than build a division by zero.
-                memo[t] = t
-                self.active.discard(t)
-                return
-            if u in memo:
-                memo[t] = memo[u]
-                self.active.discard(t)
-                return
-        out = self.apply_first(u)
-        if out is None:
-            memo[u] = u
-            memo[t] = u
-            self.active.discard(t)
-            return
-        if u is not t:
-            self.active.add(u)
-            self.stack.append((t, _LINK, u))
-        self.stack.append((u, _LINK, out))
-        self.stack.append((out, _VISIT, None))
-
-    def apply_first(self, u: Term) -> Term | None:
-        """The rewrite of ``u`` by the first rule (in priority order) that applies."""
-        if self.n_steps >= self.max_steps:
-            # Out of budget: only a rule that would still apply makes the result non-normal.
-            if self.reason is StopReason.FIXED_POINT and any(
-                rule.apply(u) is not None for rule in self.ruleset.rules_for(u.op)
-            ):
-                self.reason = StopReason.STEP_LIMIT
-            return None
-        for rule in self.ruleset.rules_for(u.op):
-            out = rule.apply(u)
-            if out is not None:
-                self.n_steps += 1
-                self.counts[rule.name] += 1
-                if self.trace:
-                    self.steps.append(Step(rule.name, u, out))
-                return out
-        return None
+                found = rules(u)
+            if found is None:
+                memo[u] = u
+                memo[t] = u
+                active.discard(t)
+                continue
+            out, name = found
+            n_steps += 1
+            counts[name] += 1
+            if trace:
+                steps.append(Step(name, u, out))
+            if u is not t:
+                active.add(u)
+                stack.append((t, _LINK, u))
+            stack.append((u, _LINK, out))
+            stack.append((out, _VISIT, None))
+        self.n_steps = n_steps
+        return RewriteResult(memo[term], self.reason, n_steps, counts, steps)
 
 
 def rewrite(

@@ -6,6 +6,14 @@ import dataclasses
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 
+from quorem.engine.compiled import (
+    Applier,
+    Dispatch,
+    RuleCode,
+    compile_dispatch,
+    compile_rule,
+    sum_needs,
+)
 from quorem.engine.errors import RuleError
 from quorem.engine.interpret import Undetermined, evaluate_expr, evaluate_to_term
 from quorem.engine.matcher import Bindings, match
@@ -67,12 +75,23 @@ def fits(shape: Shape, t: Term) -> bool:
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class CompiledRule:
-    """A rule instantiated for one semantics (``None`` for rules without division)."""
+    """A rule instantiated for one semantics (``None`` for rules without division).
+
+    ``code`` is the rule compiled to a specialised function (:mod:`quorem.engine.compiled`),
+    or None to run it on the reference interpreter; both give the same results. ``fn`` is
+    what :meth:`apply` calls: the compiled function, or :meth:`reference_apply`.
+    """
 
     rule: Rule
     semantics: Semantics | None
     root: Op
     shape: Shape = ANY_SHAPE
+    code: RuleCode | None = None
+    fn: Applier = dataclasses.field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        fn = self.reference_apply if self.code is None else self.code.fn
+        object.__setattr__(self, "fn", fn)
 
     @property
     def name(self) -> str:
@@ -81,6 +100,10 @@ class CompiledRule:
 
     def apply(self, t: Term) -> Term | None:
         """The rewrite of ``t`` by this rule, or None if no match satisfies the guard."""
+        return self.fn(t)
+
+    def reference_apply(self, t: Term) -> Term | None:
+        """:meth:`apply` by the reference matcher and interpreter (the compiled code's spec)."""
         if not fits(self.shape, t):
             return None
         rule = self.rule
@@ -174,11 +197,14 @@ def _check_binding_order(rule: Rule) -> None:
 class RuleSet:
     """Rules in priority order, each instantiated for the semantics it is stated for.
 
+    Each instance is compiled to a specialised function unless ``compiled`` is False (then
+    every rule runs on the reference matcher and interpreter, e.g. to compare the two).
+
     ``rules_for(op)`` gives, in priority order, the instances that can match a node
     whose operator is ``op``: the rewriter never tries the others.
     """
 
-    def __init__(self, rules: Sequence[Rule]) -> None:
+    def __init__(self, rules: Sequence[Rule], *, compiled: bool = True) -> None:
         check_unique_names(rules)
         self.rules: tuple[Rule, ...] = tuple(rules)
         self.compiled: list[CompiledRule] = []
@@ -187,14 +213,30 @@ class RuleSet:
             _check_binding_order(rule)
             for sem in rule.semantics or (None,):
                 root = _root_op(rule.pattern, sem)
-                c = CompiledRule(rule, sem, root, _shape(rule.pattern, sem))
+                code = compile_rule(rule, sem) if compiled else None
+                c = CompiledRule(rule, sem, root, _shape(rule.pattern, sem), code)
                 self.compiled.append(c)
                 by_op[root].append(c)
         self._by_op = {op: tuple(rs) for op, rs in by_op.items()}
+        self._dispatch: dict[Op, Dispatch | None] = {
+            op: compile_dispatch([(c.fn, c.name, sum_needs(c.rule, c.semantics)) for c in rs])
+            if rs
+            else None
+            for op, rs in by_op.items()
+        }
 
     def rules_for(self, op: Op) -> tuple[CompiledRule, ...]:
         """The rule instances that may match a node with operator ``op``, by priority."""
         return self._by_op[op]
+
+    def dispatchers(self) -> dict[Op, Dispatch | None]:
+        """Per operator, a function applying :meth:`rules_for`'s instances in order.
+
+        ``dispatch(t)`` (for ``t`` with that operator) is ``(rewrite, rule name)`` of the
+        first instance that applies, or None; an operator no rule is indexed under maps to
+        None. This is the rewriter's inner loop.
+        """
+        return self._dispatch
 
     def rule(self, name: str) -> Rule:
         """The rule called ``name``. Raises KeyError if there is none."""

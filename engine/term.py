@@ -49,6 +49,14 @@ __all__ = [
     "var",
 ]
 
+# Operators and semantics as module constants: attribute access on an Enum class is slow
+# in CPython 3.11, and these are tested on every node built.
+_CONST, _VAR, _ADD, _MUL, _MAX, _MIN = Op.CONST, Op.VAR, Op.ADD, Op.MUL, Op.MAX, Op.MIN
+_FLOORDIV, _FLOORMOD, _TRUNCDIV, _TRUNCMOD = Op.FLOORDIV, Op.FLOORMOD, Op.TRUNCDIV, Op.TRUNCMOD
+_LT, _LE, _EQ, _NE = Op.LT, Op.LE, Op.EQ, Op.NE
+_S_FLOOR: Final = Semantics.FLOOR
+_OP_VALUE: Final = tuple(op.value for op in Op)  # _OP_VALUE[op] is op.value, fast
+
 _TABLE: Final[weakref.WeakValueDictionary[tuple[Any, ...], Term]] = weakref.WeakValueDictionary()
 _RANK: Final[dict[Op, int]] = {op: i for i, op in enumerate(Op)}
 _KEYWORDS: Final = frozenset({"and", "or", "not"})  # operators of the text syntax
@@ -123,16 +131,16 @@ class Term:
         return mod(as_term(other), self, Semantics.FLOOR)
 
     def __lt__(self, other: Term | int) -> Term:
-        return compare(Op.LT, self, as_term(other))
+        return compare(_LT, self, as_term(other))
 
     def __le__(self, other: Term | int) -> Term:
-        return compare(Op.LE, self, as_term(other))
+        return compare(_LE, self, as_term(other))
 
     def __gt__(self, other: Term | int) -> Term:
-        return compare(Op.LT, as_term(other), self)
+        return compare(_LT, as_term(other), self)
 
     def __ge__(self, other: Term | int) -> Term:
-        return compare(Op.LE, as_term(other), self)
+        return compare(_LE, as_term(other), self)
 
     def __bool__(self) -> NoReturn:
         raise TypeError("a quorem term has no truth value; use `is` to compare terms")
@@ -151,57 +159,71 @@ class Term:
     @property
     def is_const(self) -> bool:
         """True if the term is an integer literal."""
-        return self.op is Op.CONST
+        return self.op is _CONST
 
     @property
     def value(self) -> int:
         """The value of a constant term. Raises TermError for any other term."""
-        if self.op is not Op.CONST:
+        if self.op is not _CONST:
             raise TermError(f"{self} is not a constant")
         return int(self.arg)
 
     @property
     def name(self) -> str:
         """The name of a variable term. Raises TermError for any other term."""
-        if self.op is not Op.VAR:
+        if self.op is not _VAR:
             raise TermError(f"{self} is not a variable")
         return str(self.arg[0])
 
     def addends(self) -> tuple[list[tuple[Term, int]], int]:
         """View the term as a sum: its ``(atom, coefficient)`` pairs and its constant."""
-        if self.op is Op.ADD:
+        if self.op is _ADD:
             return list(zip(self.args, self.arg[0], strict=True)), self.arg[1]
-        if self.op is Op.CONST:
+        if self.op is _CONST:
             return [], self.arg
         return [(self, 1)], 0
 
 
 def _range_of(op: Op, args: tuple[Term, ...], arg: Any) -> iv.Range:
-    if op is Op.CONST:
+    if op is _CONST:
         return (arg, arg)
-    if op is Op.VAR:
+    if op is _VAR:
         return (arg[1], arg[2])
-    if op is Op.ADD:
-        return iv.add_range(
-            [(c, (t.vmin, t.vmax)) for t, c in zip(args, arg[0], strict=True)], arg[1]
-        )
-    if op is Op.FLOORDIV or op is Op.FLOORMOD:
+    if op is _ADD:
+        return _sum_range(args, arg[0], arg[1])
+    if op is _FLOORDIV or op is _FLOORMOD:
         fast = _floor_by_positive_const(op, args[0], args[1])
         if fast is not None:
             return fast
     ranges = [(t.vmin, t.vmax) for t in args]
-    if op is Op.MUL:
+    if op is _MUL:
         return functools.reduce(iv.mul_range, ranges)
     a, b = ranges
     return _BINARY_RANGE[op](a, b)
 
 
+def _sum_range(atoms: tuple[Term, ...], coefs: tuple[int, ...], const: int) -> iv.Range:
+    """``iv.add_range`` of a sum's atoms, inlined (it runs for every sum built)."""
+    lo: int | None = const
+    hi: int | None = const
+    for t, c in zip(atoms, coefs, strict=True):
+        if c > 0:
+            tlo, thi, k = t.vmin, t.vmax, c
+        else:
+            tlo = None if t.vmax is None else -t.vmax
+            thi = None if t.vmin is None else -t.vmin
+            k = -c
+        lo = None if lo is None or tlo is None else lo + k * tlo
+        hi = None if hi is None or thi is None else hi + k * thi
+    return (lo, hi)
+
+
 def _floor_by_positive_const(op: Op, a: Term, b: Term) -> iv.Range | None:
     """The common case, a bounded numerator over a positive constant, without the general code."""
     lo, hi, d = a.vmin, a.vmax, b.arg
-    if b.op is not Op.CONST or d <= 0 or lo is None or hi is None:
+    if b.op is not _CONST or d <= 0 or lo is None or hi is None:
         return None
-    if op is Op.FLOORDIV:
+    if op is _FLOORDIV:
         return (lo // d, hi // d)
     if lo // d == hi // d:
         k = lo // d
@@ -210,49 +232,71 @@ def _floor_by_positive_const(op: Op, a: Term, b: Term) -> iv.Range | None:
 
 
 _BINARY_RANGE: Final[dict[Op, Callable[[iv.Range, iv.Range], iv.Range]]] = {
-    Op.FLOORDIV: iv.floordiv_range,
-    Op.FLOORMOD: iv.floormod_range,
-    Op.TRUNCDIV: iv.truncdiv_range,
-    Op.TRUNCMOD: iv.truncmod_range,
-    Op.MAX: iv.max_range,
-    Op.MIN: iv.min_range,
-    Op.LT: functools.partial(iv.compare_range, True),
-    Op.LE: functools.partial(iv.compare_range, False),
-    Op.EQ: functools.partial(iv.equality_range, True),
-    Op.NE: functools.partial(iv.equality_range, False),
+    _FLOORDIV: iv.floordiv_range,
+    _FLOORMOD: iv.floormod_range,
+    _TRUNCDIV: iv.truncdiv_range,
+    _TRUNCMOD: iv.truncmod_range,
+    _MAX: iv.max_range,
+    _MIN: iv.min_range,
+    _LT: functools.partial(iv.compare_range, True),
+    _LE: functools.partial(iv.compare_range, False),
+    _EQ: functools.partial(iv.equality_range, True),
+    _NE: functools.partial(iv.equality_range, False),
 }
 
 
 def _structural_hash(op: Op, args: tuple[Term, ...], arg: Any) -> int:
+    value = _OP_VALUE[op]
     if len(args) == 2:
-        return hash((op.value, args[0].h, args[1].h))
-    if op is Op.ADD:
-        extra = hash((tuple(_ihash(c) for c in arg[0]), _ihash(arg[1])))
-        return hash((op.value, tuple([t.h for t in args]), extra))
-    return hash((op.value, tuple([t.h for t in args])))
+        return hash((value, args[0].h, args[1].h))
+    if op is _ADD:
+        coefs = tuple([_MINUS_ONE_HASH if c == -1 else hash(c) for c in arg[0]])
+        extra = hash((coefs, _ihash(arg[1])))
+        return hash((value, tuple([t.h for t in args]), extra))
+    return hash((value, tuple([t.h for t in args])))
+
+
+class _KeyedRef(weakref.ref):  # type: ignore[type-arg]
+    """``weakref.KeyedRef`` without its Python-level constructor (built for every new term)."""
+
+    __slots__ = ("key",)
+    key: tuple[Any, ...]
+
+
+# The intern table's internals, used directly on the hot path: its ``data`` maps keys to
+# keyed weak references, and ``_remove`` (the callback) drops an entry when its term dies.
+_DATA: Final[dict[tuple[Any, ...], Any]] = _TABLE.data  # type: ignore[attr-defined]
+_REMOVE: Final[Callable[[Any], None]] = getattr(_TABLE, "_remove")  # noqa: B009
 
 
 def _make(op: Op, args: tuple[Term, ...], arg: Any) -> Term:
     key = (op, args, arg)
-    found = _TABLE.get(key)
-    if found is not None:
-        return found
+    ref = _DATA.get(key)
+    if ref is not None:
+        found: Term | None = ref()
+        if found is not None:
+            return found
     term = object.__new__(Term)
     term.op = op
     term.args = args
     term.arg = arg
     term.vmin, term.vmax = _range_of(op, args, arg)
-    if op is Op.CONST:
+    if op is _CONST:
         term.h = _ihash(arg)
         term.skey = (0, arg)
-    elif op is Op.VAR:
+    elif op is _VAR:
         digest = hashlib.blake2b(repr(arg).encode(), digest_size=8).digest()
         term.h = int.from_bytes(digest, "little")
         term.skey = (1, arg[0], term.h)
     else:
         term.h = _structural_hash(op, args, arg)
         term.skey = (2 + _RANK[op], term.h)
-    _TABLE[key] = term
+    ref = _KeyedRef(term, _REMOVE)
+    ref.key = key
+    if getattr(_TABLE, "_pending_removals"):  # noqa: B009  (only while someone iterates)
+        _TABLE[key] = term  # the dictionary's own path commits them
+    else:
+        _DATA[key] = ref
     return term
 
 
@@ -263,9 +307,9 @@ def _structural_cmp(a: Term, b: Term) -> int:
         x, y = stack.pop()
         if x is y:
             continue
-        kx = (_RANK[x.op], repr(x.arg) if x.op is not Op.CONST else "")
-        ky = (_RANK[y.op], repr(y.arg) if y.op is not Op.CONST else "")
-        if x.op is Op.CONST and y.op is Op.CONST:
+        kx = (_RANK[x.op], repr(x.arg) if x.op is not _CONST else "")
+        ky = (_RANK[y.op], repr(y.arg) if y.op is not _CONST else "")
+        if x.op is _CONST and y.op is _CONST:
             return -1 if x.arg < y.arg else 1
         if kx != ky:
             return -1 if kx < ky else 1
@@ -289,9 +333,9 @@ def _skey(t: Term) -> tuple[Any, ...]:
 
 def const(value: int) -> Term:
     """The constant term with the given integer value."""
-    if isinstance(value, bool) or not isinstance(value, int):
+    if value.__class__ is not int and (isinstance(value, bool) or not isinstance(value, int)):
         raise TermError(f"a constant must be an int, not {type(value).__name__}")
-    return _make(Op.CONST, (), value)
+    return _make(_CONST, (), value)
 
 
 def var(name: str, lo: int | None = None, hi: int | None = None) -> Term:
@@ -307,7 +351,7 @@ def var(name: str, lo: int | None = None, hi: int | None = None) -> Term:
             raise TermError(f"bound {side!r} of variable {name} is not an int or None")
     if lo is not None and hi is not None and lo > hi:
         raise TermError(f"variable {name} has an empty range [{lo}, {hi}]")
-    return _make(Op.VAR, (), (name, lo, hi))
+    return _make(_VAR, (), (name, lo, hi))
 
 
 def as_term(value: Term | int) -> Term:
@@ -328,9 +372,9 @@ def linear(pairs: Iterable[tuple[Term, int]], constant: int = 0) -> Term:
         if coeff == 0:
             continue
         op = term.op
-        if op is Op.CONST:
+        if op is _CONST:
             constant += coeff * term.arg
-        elif op is Op.ADD:
+        elif op is _ADD:
             for atom, c in zip(term.args, term.arg[0], strict=True):
                 acc[atom] = acc.get(atom, 0) + coeff * c
             constant += coeff * term.arg[1]
@@ -346,7 +390,7 @@ def _linear_from(acc: dict[Term, int], constant: int) -> Term:
     if len(atoms) == 1 and constant == 0 and acc[atoms[0]] == 1:
         return atoms[0]
     atoms = _sorted(atoms)
-    return _make(Op.ADD, tuple(atoms), (tuple(acc[t] for t in atoms), constant))
+    return _make(_ADD, tuple(atoms), (tuple(acc[t] for t in atoms), constant))
 
 
 def sum_of(terms: Iterable[Term | int]) -> Term:
@@ -356,7 +400,7 @@ def sum_of(terms: Iterable[Term | int]) -> Term:
 
 def _split_scale(t: Term) -> tuple[int, Term]:
     """Write ``t`` as ``c * u`` with ``u`` not a scaled atom."""
-    if t.op is Op.ADD and len(t.args) == 1 and t.arg[1] == 0:
+    if t.op is _ADD and len(t.args) == 1 and t.arg[1] == 0:
         return t.arg[0][0], t.args[0]
     return 1, t
 
@@ -371,12 +415,12 @@ def product(factors: Sequence[Term]) -> Term:
     scale = 1
     atoms: list[Term] = []
     for f in factors:
-        if f.op is Op.CONST:
+        if f.op is _CONST:
             scale *= f.arg
             continue
         c, u = _split_scale(f)
         scale *= c
-        if u.op is Op.MUL:
+        if u.op is _MUL:
             atoms.extend(u.args)
         else:
             atoms.append(u)
@@ -384,7 +428,7 @@ def product(factors: Sequence[Term]) -> Term:
         return const(scale)
     if len(atoms) == 1:
         return linear([(atoms[0], scale)])
-    core = _make(Op.MUL, tuple(_sorted(atoms)), None)
+    core = _make(_MUL, tuple(_sorted(atoms)), None)
     return core if scale == 1 else linear([(core, scale)])
 
 
@@ -399,9 +443,9 @@ def div(a: Term, b: Term, semantics: Semantics) -> Term:
 
     Raises TermError if ``b`` is the constant zero.
     """
-    if b.op is Op.CONST and b.arg == 0:
+    if b.op is _CONST and b.arg == 0:
         _zero_divisor(a, "//" if semantics is Semantics.FLOOR else "truncdiv")
-    return _make(DIV_OF[semantics], (a, b), None)
+    return _make(_FLOORDIV if semantics is _S_FLOOR else DIV_OF[semantics], (a, b), None)
 
 
 def mod(a: Term, b: Term, semantics: Semantics) -> Term:
@@ -409,58 +453,92 @@ def mod(a: Term, b: Term, semantics: Semantics) -> Term:
 
     Raises TermError if ``b`` is the constant zero.
     """
-    if b.op is Op.CONST and b.arg == 0:
+    if b.op is _CONST and b.arg == 0:
         _zero_divisor(a, "%" if semantics is Semantics.FLOOR else "truncmod")
-    return _make(MOD_OF[semantics], (a, b), None)
+    return _make(_FLOORMOD if semantics is _S_FLOOR else MOD_OF[semantics], (a, b), None)
 
 
 def _ordered_pair(a: Term, b: Term) -> tuple[Term, Term]:
-    first, second = _sorted([a, b])
+    ka, kb = a.skey, b.skey
+    if ka < kb or a is b:
+        return a, b
+    if kb < ka:
+        return b, a
+    first, second = _sorted([a, b])  # colliding keys: the structural order decides
     return first, second
 
 
 def maximum(a: Term, b: Term) -> Term:
     """The term ``max(a, b)``."""
-    return _make(Op.MAX, _ordered_pair(a, b), None)
+    return _make(_MAX, _ordered_pair(a, b), None)
 
 
 def minimum(a: Term, b: Term) -> Term:
     """The term ``min(a, b)``."""
-    return _make(Op.MIN, _ordered_pair(a, b), None)
+    return _make(_MIN, _ordered_pair(a, b), None)
 
 
 def compare(op: Op, a: Term, b: Term) -> Term:
     """The 0/1 term ``a op b`` for ``op`` in ``LT``, ``LE``, ``EQ``, ``NE``."""
-    if op in (Op.EQ, Op.NE):
+    if op in (_EQ, _NE):
         return _make(op, _ordered_pair(a, b), None)
-    if op in (Op.LT, Op.LE):
+    if op in (_LT, _LE):
         return _make(op, (a, b), None)
     raise TermError(f"{op.name} is not a comparison")
 
 
 def binary(op: Op, a: Term, b: Term) -> Term:
     """Build the binary term ``op(a, b)`` for any binary operator, in canonical form."""
-    if op is Op.MUL:
+    if op is _MUL:
         return mul(a, b)
-    if op is Op.ADD:
+    if op is _ADD:
         return linear([(a, 1), (b, 1)])
-    if op in (Op.FLOORDIV, Op.TRUNCDIV):
-        return div(a, b, Semantics.FLOOR if op is Op.FLOORDIV else Semantics.TRUNC)
-    if op in (Op.FLOORMOD, Op.TRUNCMOD):
-        return mod(a, b, Semantics.FLOOR if op is Op.FLOORMOD else Semantics.TRUNC)
-    if op is Op.MAX:
+    if op in (_FLOORDIV, _TRUNCDIV):
+        return div(a, b, Semantics.FLOOR if op is _FLOORDIV else Semantics.TRUNC)
+    if op in (_FLOORMOD, _TRUNCMOD):
+        return mod(a, b, Semantics.FLOOR if op is _FLOORMOD else Semantics.TRUNC)
+    if op is _MAX:
         return maximum(a, b)
-    if op is Op.MIN:
+    if op is _MIN:
         return minimum(a, b)
     return compare(op, a, b)
+
+
+def lookup(op: Op, args: tuple[Term, ...], arg: Any = None) -> Term | None:
+    """The live interned term ``(op, args, arg)`` if there is one; never builds a term.
+
+    For a division, remainder or ``<``/``<=``, ``lookup(op, (a, b))`` is ``binary(op, a, b)``
+    when that term exists, and None otherwise (matchers use it to ask whether a term occurs
+    without creating it).
+    """
+    return _TABLE.get((op, args, arg))
+
+
+def binary_range(op: Op, a: Term, b: Term) -> iv.Range:
+    """The value range ``binary(op, a, b)`` has, computed without building that term.
+
+    ``op`` is a division, remainder, comparison, ``MAX`` or ``MIN``. Raises TermError for a
+    division or remainder by the constant zero, as :func:`binary` does.
+    """
+    assert op not in _NOT_BINARY, op
+    if op in _DIVISIONS and b.op is _CONST and b.arg == 0:
+        raise TermError("division by zero")
+    if op in _SORTED_PAIRS:
+        a, b = _ordered_pair(a, b)
+    return _range_of(op, (a, b), None)
+
+
+_DIVISIONS: Final = frozenset({_FLOORDIV, _FLOORMOD, _TRUNCDIV, _TRUNCMOD})
+_SORTED_PAIRS: Final = frozenset({_EQ, _NE, _MAX, _MIN})
+_NOT_BINARY: Final = frozenset({_CONST, _VAR, _ADD, _MUL})
 
 
 def rebuild(term: Term, args: Sequence[Term]) -> Term:
     """``term`` with its operands replaced by ``args``, in canonical form."""
     op = term.op
-    if op is Op.ADD:
+    if op is _ADD:
         return linear(zip(args, term.arg[0], strict=True), term.arg[1])
-    if op is Op.MUL:
+    if op is _MUL:
         return product(args)
     if not args:
         return term

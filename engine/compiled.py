@@ -1,0 +1,653 @@
+"""Rule instances compiled to specialised Python functions: the fast path of rule application.
+
+:func:`compile_rule` turns one rule instantiated for one semantics into the source text of
+a single Python function ``apply(t) -> Term | None`` and executes that text once. The
+function does exactly what the reference does -- :func:`quorem.engine.matcher.match`, then
+:func:`quorem.engine.interpret.evaluate_expr` on the lets, the guard and the rewrite, as in
+:meth:`quorem.engine.ruleset.CompiledRule.reference_apply` -- with the same result on every
+term, only faster:
+
+* the pattern becomes straight-line code and nested loops: no generators, no dispatch on
+  pattern classes, bindings in local variables; matches are enumerated in the reference's
+  order (commutative operand orders, sum addends left to right, atoms in term order);
+* each let and each top-level conjunct of the guard is evaluated as soon as the names it
+  uses are bound, cheapest first. This only abandons matches the reference would reject
+  (a false conjunct or an undetermined value vetoes a match whatever the order), so the
+  first match that fires is the same;
+* expressions are compiled for their static types: plain ``int`` arithmetic where no value
+  can be infinite, the reference's extended arithmetic (``±inf``, :class:`Undetermined`)
+  where an unbounded ``vmin``/``vmax`` may flow;
+* ``vmin``/``vmax`` of a term the pattern matched read that term's range; of another
+  division, remainder, comparison, ``max`` or ``min`` they compute the range without building
+  the term; a rewrite that is a sum is built by one call to :func:`~quorem.engine.term.linear`
+  (canonical forms make this the same term), and the rest of a sum pattern is never built
+  when the rewrite only adds it.
+
+A rule using a construct outside what the compiler handles is not compiled
+(:func:`compile_rule` returns None) and runs on the reference interpreter.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
+
+from quorem.engine.compiled_expr import (
+    BIG_SUM,
+    BOOL,
+    INT,
+    NON_COMMUTATIVE_BINARY,
+    RUNTIME,
+    TERM,
+    Binding,
+    Ctx,
+    ExprCompiler,
+    Path,
+    Rest,
+    State,
+    Unsupported,
+    lit,
+    names_in,
+)
+from quorem.engine.ops import COMMUTATIVE, Op, Semantics
+from quorem.engine.rule import (
+    Binary,
+    Call,
+    Expr,
+    Lit,
+    Name,
+    NameKind,
+    Pattern,
+    PConst,
+    PLit,
+    POp,
+    PSum,
+    PTerm,
+    Rule,
+    Unary,
+    pattern_op,
+)
+from quorem.engine.term import Term
+
+__all__ = ["Applier", "Dispatch", "RuleCode", "compile_dispatch", "compile_rule", "sum_needs"]
+
+Applier = Callable[[Term], "Term | None"]
+
+Dispatch = Callable[[Term], "tuple[Term, str] | None"]
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class RuleCode:
+    """A compiled rule instance: the function and the Python source it was made from."""
+
+    fn: Applier
+    source: str
+
+
+def compile_rule(rule: Rule, semantics: Semantics | None) -> RuleCode | None:
+    """Compile ``rule`` instantiated for ``semantics``.
+
+    Returns None if the rule uses a construct the compiler does not handle; the caller
+    then runs it on the reference interpreter.
+    """
+    try:
+        source = _RuleCompiler(rule, semantics).source()
+    except Unsupported:
+        return None
+    namespace: dict[str, Any] = dict(RUNTIME)
+    exec(compile(source, f"<rule {rule.name}>", "exec"), namespace)
+    fn: Applier = namespace["_apply"]
+    return RuleCode(fn, source)
+
+
+def sum_needs(rule: Rule, semantics: Semantics | None) -> frozenset[Op]:
+    """Operators a sum's atoms must include for ``rule``'s sum pattern to match it.
+
+    Every operator addend of a sum pattern (``x % N`` in ``x % N + (x // N)*N + y``) matches
+    a distinct atom with that operator. Empty for a pattern that is not a sum.
+    """
+    p = rule.pattern
+    if not isinstance(p, PSum):
+        return frozenset()
+    return frozenset(
+        pattern_op(a.pattern.op, semantics) for a in p.addends if isinstance(a.pattern, POp)
+    )
+
+
+def compile_dispatch(entries: Sequence[tuple[Applier, str, frozenset[Op]]]) -> Dispatch:
+    """One function trying the rules of one operator in order.
+
+    ``entries`` are ``(apply, name, needs)`` in priority order; the function returns the
+    first rewrite and its rule's name, or None. A rule whose ``needs`` (see
+    :func:`sum_needs`) are not all among the node's atom operators is skipped without a
+    call: it cannot match. The atom operators are collected once per node.
+    """
+    lines = ["def _dispatch(t):"]
+    namespace: dict[str, Any] = {f"_OP_{op.name}": op for op in Op}
+    if any(needs for _, _, needs in entries):
+        lines.append("    ops = {a.op for a in t.args}")
+    for i, (fn, name, needs) in enumerate(entries):
+        namespace[f"_f{i}"] = fn
+        namespace[f"_n{i}"] = name
+        ind = "    "
+        if needs:
+            cond = " and ".join(f"_OP_{op.name} in ops" for op in sorted(needs))
+            lines.append(f"    if {cond}:")
+            ind = "        "
+        lines.append(f"{ind}out = _f{i}(t)")
+        lines.append(f"{ind}if out is not None: return out, _n{i}")
+    lines.append("    return None")
+    exec(compile("\n".join(lines) + "\n", "<dispatch>", "exec"), namespace)
+    dispatch: Dispatch = namespace["_dispatch"]
+    return dispatch
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class _Item:
+    """A guard conjunct or a let, placed where the names it uses are bound."""
+
+    id: int
+    expr: Expr
+    let: str | None  # the name a let defines; None for a guard conjunct
+    deps: frozenset[str]
+    nodes: frozenset[Path]  # matched pattern nodes the expression refers to
+    cost: int
+    raises: bool
+
+
+Cont = Callable[[State, int], None]  # emits the code that follows a match
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class _Node:
+    """A pattern node, where it is in the rule's pattern, and the local holding its term."""
+
+    pattern: Pattern
+    path: Path
+    term: str
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class _Sum:
+    """A sum pattern being matched: the locals of its term's atoms, coefficients, constant."""
+
+    node: _Node
+    pattern: PSum
+    atoms: str
+    coefs: str
+    constant: str  # the constant left for the rest ("0" once a constant addend took it)
+    pos: str | None  # local of the atoms' position dictionary (large sums), if one is needed
+    k: Cont
+
+
+def _flatten_and(e: Expr) -> list[Expr]:
+    if isinstance(e, Binary) and e.op == "and":
+        return _flatten_and(e.left) + _flatten_and(e.right)
+    return [e]
+
+
+def _child_cost(p: Pattern) -> int:
+    if isinstance(p, PConst | PLit):
+        return 0
+    if isinstance(p, PTerm):
+        return 1
+    if isinstance(p, POp):
+        return 2
+    return 3
+
+
+class _RuleCompiler(ExprCompiler):
+    """Compiles one rule instance: the pattern to matching code, lets and guard placed in it."""
+
+    def __init__(self, rule: Rule, sem: Semantics | None) -> None:
+        super().__init__(rule, sem)
+        self.lines: list[str] = []
+        self.let_exprs: dict[str, Expr] = {}
+        self.cheap_lets: set[str] = set()  # lets that cannot fail: built when first needed
+        self.items: list[_Item] = []
+        self._collect(rule.pattern, ())
+        self._prepare()
+
+    # ------------------------------------------------------------------ analysis
+    def _kind(self, name: str, kind: NameKind) -> None:
+        known = self.kinds.setdefault(name, kind)
+        if known is not kind:
+            raise Unsupported
+
+    def _collect(self, p: Pattern, path: Path) -> None:
+        if isinstance(p, PTerm):
+            self._kind(p.name, NameKind.TERM)
+        elif isinstance(p, PConst):
+            self._kind(p.name, NameKind.CONST)
+        elif isinstance(p, PLit):
+            if isinstance(p.value, bool) or not isinstance(p.value, int):
+                raise Unsupported
+        elif isinstance(p, POp):
+            if len(p.children) != 2:
+                raise Unsupported
+            try:
+                pattern_op(p.op, self.sem)
+            except (AssertionError, KeyError):
+                raise Unsupported from None
+            self.nodes[path] = p
+            for i, c in enumerate(p.children):
+                self._collect(c, (*path, i))
+        elif isinstance(p, PSum):
+            if p.rest is not None and p.seq is not None:
+                raise Unsupported
+            for j, a in enumerate(p.addends):
+                self._coef_names(a.coef)
+                self._collect(a.pattern, (*path, "a", j))
+            if p.const is not None:
+                self._coef_names(p.const)
+            if p.rest is not None:
+                self._kind(p.rest, NameKind.TERM)
+            if p.seq is not None:
+                k, t = p.seq.coef, p.seq.term
+                if k == t or k in self.kinds or t in self.kinds:
+                    raise Unsupported  # a sequence bound twice is overwritten: not handled
+                self._kind(k, NameKind.SEQ_CONST)
+                self._kind(t, NameKind.SEQ_TERM)
+                self.seq_of[k] = self.seq_of[t] = (k, t)
+        else:
+            raise Unsupported
+
+    def _coef_names(self, e: Expr) -> None:
+        """Coefficients are products of literals and (negated) constant names."""
+        if isinstance(e, Lit):
+            if isinstance(e.value, bool) or not isinstance(e.value, int):
+                raise Unsupported
+        elif isinstance(e, Name):
+            if e.kind is not NameKind.CONST:
+                raise Unsupported
+            self._kind(e.name, NameKind.CONST)
+        elif isinstance(e, Unary) and e.op == "-":
+            self._coef_names(e.operand)
+        elif isinstance(e, Binary) and e.op == "*":
+            self._coef_names(e.left)
+            self._coef_names(e.right)
+        else:
+            raise Unsupported
+
+    def _prepare(self) -> None:
+        rule = self.rule
+        for name, e in rule.lets:
+            if name in self.kinds or name in self.let_exprs:
+                raise Unsupported
+            ty = self._type(e, None)
+            if ty == BOOL:
+                raise Unsupported  # a condition as a let never fires: leave it to the reference
+            self.let_exprs[name] = e
+            self.let_types[name] = TERM if ty == TERM else INT
+            raises = ty not in (TERM, INT) or self._raises(e, None)
+            if raises:
+                self._add_item(e, name, raises=True)
+            else:
+                self.cheap_lets.add(name)
+        if rule.guard is not None:
+            for conjunct in _flatten_and(rule.guard):
+                if self._type(conjunct, None) != BOOL:
+                    raise Unsupported
+                self._add_item(conjunct, None, raises=self._raises(conjunct, None))
+        if self._type(rule.rewrite, None) == BOOL:
+            raise Unsupported
+
+    def _add_item(self, e: Expr, let: str | None, *, raises: bool) -> None:
+        deps = frozenset(names_in(e))
+        nodes = frozenset(self._identity_paths(e))
+        self.items.append(_Item(len(self.items), e, let, deps, nodes, self._cost(e), raises))
+
+    def emit(self, ind: int, line: str) -> None:
+        self.lines.append("    " * ind + line)
+
+    def check(self, st: State, ind: int, cond: str) -> int:
+        if st.top:
+            self.emit(ind, f"if not ({cond}): return None")
+            return ind
+        self.emit(ind, f"if {cond}:")
+        return ind + 1
+
+    def source(self) -> str:
+        self.emit(0, "def _apply(t):")
+        st = State({}, frozenset(), {}, top=True)
+        st, ind = self.flush(st, 1)
+        self.match(_Node(self.rule.pattern, (), "t"), st, ind, self.finish)
+        self.emit(1, "return None")
+        if len(self.lines) > 4000:
+            raise Unsupported  # pathological pattern: not worth compiling
+        return "\n".join(self.lines) + "\n"
+
+    def match(self, node: _Node, st: State, ind: int, k: Cont) -> None:
+        """Emit code matching ``node``'s pattern against its term; ``k`` emits what follows."""
+        p, tv = node.pattern, node.term
+        if isinstance(p, PTerm):
+            b = st.binds.get(p.name)
+            if b is None:
+                st, ind = self.flush(st.bind(p.name, Binding("term", tv)), ind)
+            else:
+                st = self.materialise(p.name, st, ind)
+                ind = self.check(st, ind, f"{tv} is {st.binds[p.name].code}")
+            k(st, ind)
+        elif isinstance(p, PConst):
+            ind = self.check(st, ind, f"{tv}.op is _OP_CONST")
+            b = st.binds.get(p.name)
+            if b is None:
+                v = self.fresh("n")
+                self.emit(ind, f"{v} = {tv}.arg")
+                st, ind = self.flush(st.bind(p.name, Binding("int", v, term=tv)), ind)
+            else:
+                ind = self.check(st, ind, f"{tv}.arg == {b.code}")
+            k(st, ind)
+        elif isinstance(p, PLit):
+            ind = self.check(st, ind, f"{tv}.op is _OP_CONST and {tv}.arg == {lit(p.value)}")
+            k(st, ind)
+        elif isinstance(p, POp):
+            self.match_op(node, p, st, ind, k)
+        else:
+            assert isinstance(p, PSum)
+            self.match_sum(node, p, st, ind, k)
+
+    def matched(self, node: _Node, st: State, ind: int) -> tuple[State, int]:
+        """Record that ``node`` matched (expressions may now read its term), then flush."""
+        st = dataclasses.replace(st, complete={**st.complete, node.path: node.term})
+        return self.flush(st, ind)
+
+    def match_op(self, node: _Node, p: POp, st: State, ind: int, k: Cont) -> None:
+        op = pattern_op(p.op, self.sem)
+        tv = node.term
+        cond = f"{tv}.op is _OP_{op.name}"
+        if op is Op.MUL:
+            cond += f" and len({tv}.args) == 2"
+        ind = self.check(st, ind, cond)
+        args = (self.fresh("a"), self.fresh("a"))
+        self.emit(ind, f"{args[0]}, {args[1]} = {tv}.args")
+        orders = [(0, 1), (1, 0)] if op in COMMUTATIVE else [(0, 1)]
+        if len(orders) > 1:
+            st = dataclasses.replace(st, top=False)
+        for order in orders:
+            kids = [_Node(p.children[i], (*node.path, i), args[j]) for i, j in enumerate(order)]
+            kids.sort(key=lambda kid: _child_cost(kid.pattern))
+            self.chain(node, kids, st, ind, k)
+
+    def chain(self, node: _Node, kids: list[_Node], st: State, ind: int, k: Cont) -> None:
+        """Match ``kids`` one after the other, then ``node`` is matched."""
+        if not kids:
+            st, ind = self.matched(node, st, ind)
+            k(st, ind)
+            return
+        self.match(kids[0], st, ind, lambda st2, ind2: self.chain(node, kids[1:], st2, ind2, k))
+
+    def match_sum(self, node: _Node, p: PSum, st: State, ind: int, k: Cont) -> None:
+        tv = node.term
+        at, co, kk = self.fresh("at"), self.fresh("co"), self.fresh("k")
+        self.emit(ind, f"if {tv}.op is _OP_ADD:")
+        self.emit(ind + 1, f"{at} = {tv}.args; {co} = {tv}.arg[0]; {kk} = {tv}.arg[1]")
+        self.emit(ind, f"elif {tv}.op is _OP_CONST:")
+        self.emit(ind + 1, f"{at} = (); {co} = (); {kk} = {tv}.arg")
+        self.emit(ind, "else:")
+        self.emit(ind + 1, f"{at} = ({tv},); {co} = (1,); {kk} = 0")
+        constant = kk
+        if p.const is not None:
+            st, ind = self.bind_const(p.const, kk, st, ind)
+            constant = "0"
+        elif p.rest is None:
+            ind = self.check(st, ind, f"{kk} == 0")
+        n = len(p.addends)
+        if p.rest is None and p.seq is None:
+            ind = self.check(st, ind, f"len({at}) == {n}")
+        elif p.seq is not None:
+            ind = self.check(st, ind, f"len({at}) > {n}")
+        elif n:
+            ind = self.check(st, ind, f"len({at}) >= {n}")
+        pos = None
+        if any(self.is_ground(a.pattern, set(self.kinds)) for a in p.addends):
+            pos = self.fresh("pos")
+            self.emit(ind, f"{pos} = None")
+        self.addend(_Sum(node, p, at, co, constant, pos, k), (), st, ind)
+
+    def is_ground(self, p: Pattern, bound: set[str] | dict[str, Binding]) -> bool:
+        """Whether the reference instantiates ``p`` (every name bound, no sum inside)."""
+        if isinstance(p, PTerm | PConst):
+            return p.name in bound
+        if isinstance(p, PLit):
+            return True
+        if isinstance(p, POp):
+            return all(self.is_ground(c, bound) for c in p.children)
+        return False
+
+    def ground(self, p: Pattern, st: State, ind: int) -> tuple[State, str]:
+        """Code for the term the reference instantiates for ``p`` (None if it is not live)."""
+        if isinstance(p, PTerm):
+            st = self.materialise(p.name, st, ind)
+            return st, st.binds[p.name].code
+        if isinstance(p, PConst):
+            b = st.binds[p.name]
+            return st, b.term if b.term is not None else f"const({b.code})"
+        if isinstance(p, PLit):
+            return st, f"const({lit(p.value)})"
+        assert isinstance(p, POp)
+        op = pattern_op(p.op, self.sem)
+        st, left = self.ground(p.children[0], st, ind)
+        st, right = self.ground(p.children[1], st, ind)
+        helper = "_lookup2" if op in NON_COMMUTATIVE_BINARY else "_build2"
+        return st, f"{helper}(_OP_{op.name}, {left}, {right})"
+
+    def addend(self, sm: _Sum, used: tuple[str, ...], st: State, ind: int) -> None:
+        """Match addend ``len(used)`` of a sum pattern to an atom not in ``used``."""
+        i = len(used)
+        if i == len(sm.pattern.addends):
+            self.remainder(sm, used, st, ind)
+            return
+        add = sm.pattern.addends[i]
+        sub = (*sm.node.path, "a", i)
+        if self.is_ground(add.pattern, st.binds):
+            st, g = self.ground(add.pattern, st, ind)
+            gv, jv, cv = self.fresh("g"), self.fresh("j"), self.fresh("c")
+            self.emit(ind, f"{gv} = {g}")
+            assert sm.pos is not None
+            self.emit(ind, f"if len({sm.atoms}) > {BIG_SUM}:")
+            self.emit(ind + 1, f"if {sm.pos} is None: {sm.pos} = _positions({sm.atoms})")
+            self.emit(ind + 1, f"{jv} = {sm.pos}.get({gv}, -1)")
+            self.emit(ind, "else:")
+            self.emit(ind + 1, f"{jv} = _find({sm.atoms}, {gv})")
+            cond = " and ".join([f"{jv} >= 0", *(f"{gv} is not {u}" for u in used)])
+            ind = self.check(st, ind, cond)
+            self.emit(ind, f"{cv} = {sm.coefs}[{jv}]")
+            st, ind = self.bind_const(add.coef, cv, st, ind)
+            if isinstance(add.pattern, POp):
+                st, ind = self.matched(_Node(add.pattern, sub, gv), st, ind)
+            self.addend(sm, (*used, gv), st, ind)
+            return
+        av, cv = self.fresh("e"), self.fresh("c")
+        self.emit(ind, f"for {av}, {cv} in zip({sm.atoms}, {sm.coefs}):")
+        ind += 1
+        st = dataclasses.replace(st, top=False)
+        conds = []
+        if isinstance(add.pattern, POp):
+            conds.append(f"{av}.op is _OP_{pattern_op(add.pattern.op, self.sem).name}")
+        conds += [f"{av} is not {u}" for u in used]
+        if conds:
+            ind = self.check(st, ind, " and ".join(conds))
+        st, ind = self.bind_const(add.coef, cv, st, ind)
+        self.match(
+            _Node(add.pattern, sub, av),
+            st,
+            ind,
+            lambda st2, ind2: self.addend(sm, (*used, av), st2, ind2),
+        )
+
+    def bind_const(self, e: Expr, value: str, st: State, ind: int) -> tuple[State, int]:
+        """Match a coefficient or constant expression against the int in ``value``."""
+        if isinstance(e, Lit):
+            return st, self.check(st, ind, f"{value} == {lit(e.value)}")
+        if isinstance(e, Name) and e.name not in st.binds:
+            return self.flush(st.bind(e.name, Binding("int", value)), ind)
+        if isinstance(e, Unary) and isinstance(e.operand, Name) and e.operand.name not in st.binds:
+            v = self.fresh("n")
+            self.emit(ind, f"{v} = -{value}")
+            return self.flush(st.bind(e.operand.name, Binding("int", v)), ind)
+        if not names_in(e) <= set(st.binds):
+            raise Unsupported  # the reference never matches here (rejected when rules load)
+        c = self.expr(e, Ctx(st))
+        if c.ty != INT:
+            raise Unsupported
+        return st, self.check(st, ind, f"{value} == {c.code}")
+
+    def remainder(self, sm: _Sum, used: tuple[str, ...], st: State, ind: int) -> None:
+        """Bind what the addends left of the sum: the sequences, or the rest."""
+        p, at, co = sm.pattern, sm.atoms, sm.coefs
+        if p.seq is not None:
+            if used:
+                ks, ts, a, c = self.fresh("ks"), self.fresh("ts"), self.fresh("x"), self.fresh("y")
+                keep = " and ".join(f"{a} is not {u}" for u in used)
+                self.emit(ind, f"{ks} = [{c} for {a}, {c} in zip({at}, {co}) if {keep}]")
+                self.emit(ind, f"{ts} = [{a} for {a} in {at} if {keep}]")
+            else:
+                ks, ts = co, at
+            st = st.bind(p.seq.coef, Binding("seq", ks)).bind(p.seq.term, Binding("seq", ts))
+        elif p.rest is not None:
+            lazy = Rest(at, co, sm.constant, used)
+            b = st.binds.get(p.rest)
+            if b is None:
+                st = st.bind(p.rest, Binding("term", self.fresh("r"), rest=lazy))
+            else:
+                st = self.materialise(p.rest, st, ind)
+                r = self.fresh("r")
+                self.emit(ind, f"{r} = {self.rest_code(lazy)}")
+                ind = self.check(st, ind, f"{st.binds[p.rest].code} is {r}")
+        st, ind = self.matched(sm.node, st, ind)
+        sm.k(st, ind)
+
+    def materialise(self, name: str, st: State, ind: int) -> State:
+        """Build a rest that was left unbuilt, where it is first needed."""
+        b = st.binds[name]
+        if b.rest is None:
+            return st
+        self.emit(ind, f"{b.code} = {self.rest_code(b.rest)}")
+        return st.bind(name, Binding("term", b.code))
+
+    # ------------------------------------------------------------- lets and guard
+    def available(self, name: str, st: State) -> bool:
+        if name in st.binds:
+            return True
+        if name in self.cheap_lets:
+            return all(self.available(n, st) for n in names_in(self.let_exprs[name]))
+        return False
+
+    def ready(self, it: _Item, st: State, final: bool) -> bool:
+        if not all(self.available(n, st) for n in it.deps):
+            return False
+        return final or it.nodes <= st.complete.keys()
+
+    def flush(self, st: State, ind: int, final: bool = False) -> tuple[State, int]:
+        """Emit every pending let and guard conjunct whose names are now bound.
+
+        An item waits for the pattern nodes it refers to, so it can read their ranges;
+        ``final`` (after the whole match) emits what is left.
+        """
+        while True:
+            ready = [it for it in self.items if it.id not in st.done and self.ready(it, st, final)]
+            if not ready:
+                return st, ind
+            it = min(ready, key=lambda it: (it.cost, it.id))
+            st, ind = self.emit_item(it, st, ind)
+
+    def ensure(self, names: Iterable[str], st: State, ind: int) -> State:
+        """Build the rests and cheap lets among ``names`` that are not built yet."""
+        for name in sorted(names):
+            if name in st.binds:
+                st = self.materialise(name, st, ind)
+            elif name in self.cheap_lets:
+                e = self.let_exprs[name]
+                st = self.ensure(names_in(e), st, ind)
+                pre: list[str] = []
+                c = self.expr(e, Ctx(st, pre=pre))
+                v = self.fresh("L")
+                for line in pre:
+                    self.emit(ind, line)
+                self.emit(ind, f"{v} = {c.code}")
+                kind = "term" if self.let_types[name] == TERM else "int"
+                st = st.bind(name, Binding(kind, v))
+        return st
+
+    def emit_item(self, it: _Item, st: State, ind: int) -> tuple[State, int]:
+        st = self.ensure(it.deps, st, ind)
+        pre: list[str] = []
+        c = self.expr(it.expr, Ctx(st, pre=pre))
+        if it.let is not None:
+            v = self.fresh("L")
+            code = self.finite(c)
+            self.emit(ind, "try:")
+            for line in pre:
+                self.emit(ind + 1, line)
+            self.emit(ind + 1, f"{v} = {code}")
+            self.emit(ind, "except _ABORT:")
+            self.emit(ind + 1, f"{v} = _FAIL")
+            ind = self.check(st, ind, f"{v} is not _FAIL")
+            st = st.bind(it.let, Binding("term" if self.let_types[it.let] == TERM else "int", v))
+        elif it.raises:
+            v = self.fresh("ok")
+            self.emit(ind, "try:")
+            for line in pre:
+                self.emit(ind + 1, line)
+            self.emit(ind + 1, f"{v} = {c.code}")
+            self.emit(ind, "except _ABORT:")
+            self.emit(ind + 1, f"{v} = False")
+            ind = self.check(st, ind, v)
+        else:
+            for line in pre:
+                self.emit(ind, line)
+            ind = self.check(st, ind, c.code)
+        return dataclasses.replace(st, done=st.done | {it.id}), ind
+
+    def finish(self, st: State, ind: int) -> None:
+        """After a whole match: the remaining checks, then the rewrite."""
+        st, ind = self.flush(st, ind, final=True)
+        if len(st.done) != len(self.items):
+            raise Unsupported  # cannot happen: every name is bound after a match
+        rewrite = self.rule.rewrite
+        fuse = frozenset(
+            n for n, b in st.binds.items() if b.rest is not None and self.fusable(rewrite, n)
+        )
+        st = self.ensure(names_in(rewrite) - fuse, st, ind)
+        pre: list[str] = []
+        c = self.expr(rewrite, Ctx(st, pre=pre, fuse=fuse))
+        code = self.as_term(c)
+        out = self.fresh("out")
+        if self._raises(rewrite, None) or c.ty not in (TERM, INT):
+            self.emit(ind, "try:")
+            for line in pre:
+                self.emit(ind + 1, line)
+            self.emit(ind + 1, f"{out} = {code}")
+            self.emit(ind, "except _ABORT:")
+            self.emit(ind + 1, f"{out} = t")
+        else:
+            for line in pre:
+                self.emit(ind, line)
+            self.emit(ind, f"{out} = {code}")
+        self.emit(ind, f"if {out} is not t: return {out}")
+
+    def fusable(self, e: Expr, name: str) -> bool:
+        """Whether every use of ``name`` in ``e`` is an addend of the top-level sum."""
+
+        def ok(x: Expr, linear_position: bool) -> bool:
+            if isinstance(x, Name):
+                return x.name != name or linear_position
+            if isinstance(x, Unary):
+                return ok(x.operand, linear_position and x.op == "-")
+            if isinstance(x, Binary):
+                if x.op in ("+", "-"):
+                    return ok(x.left, linear_position) and ok(x.right, linear_position)
+                if x.op == "*":
+                    lt = self._type(x.left, self._maybe_group(x.left))
+                    rt = self._type(x.right, self._maybe_group(x.right))
+                    return ok(x.left, linear_position and rt != TERM) and ok(
+                        x.right, linear_position and lt != TERM
+                    )
+                return ok(x.left, False) and ok(x.right, False)
+            if isinstance(x, Call):
+                return all(ok(a, False) for a in x.args)
+            return True
+
+        return self._type(e, None) == TERM and ok(e, True)
