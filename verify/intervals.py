@@ -20,6 +20,7 @@ from typing import Any, Final
 
 import z3
 from quorem.engine import interval as iv
+from quorem.engine import term
 
 __all__ = ["IntervalProof", "prove_interval_analysis"]
 
@@ -263,8 +264,83 @@ def _prove_add(n: int) -> IntervalProof:
     return IntervalProof(f"add/{n}", "proven", paths, time.perf_counter() - start)
 
 
+@dataclasses.dataclass
+class _FakeTerm:
+    """Stands in for a Term where the engine's fast paths read only these fields."""
+
+    vmin: Any
+    vmax: Any
+    op: Any = None
+    arg: Any = None
+
+
+def _prove_term_fast_division(is_div: bool) -> IntervalProof:
+    """``term._floor_by_positive_const``: the engine's shortcut for ``x // d``, ``x % d``."""
+    op = term.Op.FLOORDIV if is_div else term.Op.FLOORMOD
+    name = "term-fast-floordiv" if is_div else "term-fast-floormod"
+    start = time.perf_counter()
+    x, d = z3.Int("x"), z3.Int("d")
+    meaning = _floordiv(x, d) if is_div else x - d * _floordiv(x, d)
+    paths = 0
+    for ends in itertools.product((True, False), repeat=2):
+        facts, lo, hi = _range_facts("a", ends, x)
+        facts.append(d != 0)
+        ex = _Explorer(facts)
+        while True:
+            ex.start()
+            a = _FakeTerm(_wrap(lo, ex), _wrap(hi, ex))
+            b = _FakeTerm(_Sym(d, ex), _Sym(d, ex), term.Op.CONST, _Sym(d, ex))
+            got = term._floor_by_positive_const(op, a, b)  # type: ignore[arg-type]
+            paths += 1
+            if got is not None:
+                bad = _violation(facts + ex.path, meaning, got[0], got[1])
+                if bad is not None:
+                    return IntervalProof(name, "unsound", paths, time.perf_counter() - start, bad)
+            if not ex.next_run():
+                break
+    return IntervalProof(name, "proven", paths, time.perf_counter() - start)
+
+
+def _prove_term_sum(n: int) -> IntervalProof:
+    """``term._sum_range``: the engine's inlined range of a sum of ``n`` atoms."""
+    start = time.perf_counter()
+    ts = [z3.Int(f"t{i}") for i in range(n)]
+    cs = [z3.Int(f"c{i}") for i in range(n)]
+    k = z3.Int("k")
+    value = z3.Sum(*[c * t for c, t in zip(cs, ts, strict=True)], k)
+    paths = 0
+    for ends in itertools.product((True, False), repeat=2 * n):
+        facts: list[Any] = []
+        bounds = []
+        for i in range(n):
+            f, lo, hi = _range_facts(f"t{i}", ends[2 * i : 2 * i + 2], ts[i])
+            facts += f
+            bounds.append((lo, hi))
+        ex = _Explorer(facts)
+        while True:
+            ex.start()
+            atoms = tuple(_FakeTerm(_wrap(lo, ex), _wrap(hi, ex)) for lo, hi in bounds)
+            coefs = tuple(_Sym(c, ex) for c in cs)
+            lo_r, hi_r = term._sum_range(atoms, coefs, _Sym(k, ex))  # type: ignore[arg-type]
+            paths += 1
+            bad = _violation(facts + ex.path, value, lo_r, hi_r)
+            if bad is not None:
+                label = f"term-sum/{n}"
+                return IntervalProof(label, "unsound", paths, time.perf_counter() - start, bad)
+            if not ex.next_run():
+                break
+    return IntervalProof(f"term-sum/{n}", "proven", paths, time.perf_counter() - start)
+
+
 def prove_interval_analysis(max_addends: int = 2) -> list[IntervalProof]:
-    """Prove every transfer function of :mod:`quorem.engine.interval` sound."""
+    """Prove every transfer function the engine uses sound.
+
+    That is each function of :mod:`quorem.engine.interval`, and the fast paths
+    :mod:`quorem.engine.term` uses instead of them for sums and for floor division by a
+    positive constant.
+    """
     out = [_prove_binary(op) for op in _BINARY]
     out += [_prove_add(n) for n in range(1, max_addends + 1)]
+    out += [_prove_term_fast_division(True), _prove_term_fast_division(False)]
+    out += [_prove_term_sum(n) for n in range(1, max_addends + 1)]
     return out
