@@ -21,6 +21,7 @@ from typing import Any, Final
 import z3
 from quorem.engine import interval as iv
 from quorem.engine import term
+from quorem.engine.ops import Op
 
 __all__ = ["IntervalProof", "prove_interval_analysis"]
 
@@ -276,7 +277,7 @@ class _FakeTerm:
 
 def _prove_term_fast_division(is_div: bool) -> IntervalProof:
     """``term._floor_by_positive_const``: the engine's shortcut for ``x // d``, ``x % d``."""
-    op = term.Op.FLOORDIV if is_div else term.Op.FLOORMOD
+    op = Op.FLOORDIV if is_div else Op.FLOORMOD
     name = "term-fast-floordiv" if is_div else "term-fast-floormod"
     start = time.perf_counter()
     x, d = z3.Int("x"), z3.Int("d")
@@ -289,7 +290,7 @@ def _prove_term_fast_division(is_div: bool) -> IntervalProof:
         while True:
             ex.start()
             a = _FakeTerm(_wrap(lo, ex), _wrap(hi, ex))
-            b = _FakeTerm(_Sym(d, ex), _Sym(d, ex), term.Op.CONST, _Sym(d, ex))
+            b = _FakeTerm(_Sym(d, ex), _Sym(d, ex), Op.CONST, _Sym(d, ex))
             got = term._floor_by_positive_const(op, a, b)  # type: ignore[arg-type]
             paths += 1
             if got is not None:
