@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 from collections.abc import Mapping
 from typing import Final
 
@@ -11,7 +12,6 @@ from quorem.engine.syntax import Binary, Call, Name, Node, Num, Unary, parse_syn
 from quorem.engine.term import (
     Term,
     compare,
-    const,
     div,
     linear,
     maximum,
@@ -32,6 +32,7 @@ _DIV_FUNCS: Final = {
     "truncmod": (False, Semantics.TRUNC),
 }
 _CMP: Final = {"<": Op.LT, "<=": Op.LE, "==": Op.EQ, "!=": Op.NE}
+_CONST, _ADD, _LT, _LE = Op.CONST, Op.ADD, Op.LT, Op.LE  # Enum attribute access is slow
 
 
 class _Linear:
@@ -47,9 +48,9 @@ class _Linear:
     def of(value: Term | _Linear) -> _Linear:
         if isinstance(value, _Linear):
             return value
-        if value.op is Op.CONST:
+        if value.op is _CONST:
             return _Linear({}, value.arg)
-        if value.op is Op.ADD:
+        if value.op is _ADD:
             return _Linear(dict(zip(value.args, value.arg[0], strict=True)), value.arg[1])
         return _Linear({value: 1}, 0)
 
@@ -88,7 +89,7 @@ def _as_term(v: Value) -> Term:
 def _const_value(v: Value) -> int | None:
     if isinstance(v, _Linear):
         return None if v.coeffs else v.const
-    return v.arg if v.op is Op.CONST else None
+    return v.arg if v.op is _CONST else None
 
 
 class _Builder:
@@ -96,31 +97,45 @@ class _Builder:
         self.bounds = bounds
         self.semantics = semantics
         self.source = source
+        self.variables: dict[str, Term] = {}  # each name is checked and built once
 
     def error(self, reason: str, node: Node) -> ParseError:
         return ParseError(reason, node.line, node.col, self.source)
 
     def variable(self, node: Name) -> Term:
+        found = self.variables.get(node.id)
+        if found is not None:
+            return found
         lo, hi = self.bounds.get(node.id, (None, None))
         try:
-            return var(node.id, lo, hi)
+            term = var(node.id, lo, hi)
         except TermError as exc:
             raise self.error(str(exc), node) from None
+        self.variables[node.id] = term
+        return term
 
     def build(self, root: Node) -> Term:
         """Post-order over the tree with an explicit stack (no recursion)."""
         values: list[Value] = []
         stack: list[tuple[Node, bool]] = [(root, False)]
+        push, pop = stack.append, stack.pop
         while stack:
-            node, done = stack.pop()
-            if isinstance(node, Num):
-                values.append(const(node.value))
-            elif isinstance(node, Name):
-                values.append(self.variable(node))
+            node, done = pop()
+            cls = node.__class__
+            if cls is Num:
+                values.append(_Linear({}, node.value))  # type: ignore[union-attr]
+            elif cls is Name:
+                values.append(self.variable(node))  # type: ignore[arg-type]
             elif not done:
-                stack.append((node, True))
-                children = _children(node)
-                stack.extend((c, False) for c in reversed(children))
+                push((node, True))
+                if cls is Binary:
+                    push((node.right, False))  # type: ignore[union-attr]
+                    push((node.left, False))  # type: ignore[union-attr]
+                else:
+                    stack.extend((c, False) for c in reversed(_children(node)))
+            elif cls is Binary:
+                right = values.pop()
+                values[-1] = self.combine(node, [values[-1], right])
             else:
                 n = len(_children(node))
                 args = values[len(values) - n :]
@@ -166,9 +181,9 @@ class _Builder:
         if op in _CMP:
             return compare(_CMP[op], a, b)
         if op == ">":
-            return compare(Op.LT, b, a)
+            return compare(_LT, b, a)
         if op == ">=":
-            return compare(Op.LE, b, a)
+            return compare(_LE, b, a)
         if op == "and" and node.left is not None and isinstance(node.left, Binary):
             raise self.error("chained comparisons are not integer expressions", node)
         raise self.error(f"{op!r} is not an integer operator", node)
@@ -218,5 +233,17 @@ def parse_term(
     """Parse ``text`` into a canonical term. Raises ParseError with line and column."""
     if not isinstance(text, str):
         raise TypeError(f"expected expression text, not {type(text).__name__}")
-    node = parse_syntax(text, source)
-    return build_term(node, bounds or {}, semantics, source)
+    if len(text) < _LONG_TEXT:
+        return build_term(parse_syntax(text, source), bounds or {}, semantics, source)
+    # A long text makes millions of objects, none in a reference cycle: the cyclic garbage
+    # collector would only scan them again and again (a third of the time). Pause it.
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        return build_term(parse_syntax(text, source), bounds or {}, semantics, source)
+    finally:
+        if collecting:
+            gc.enable()
+
+
+_LONG_TEXT: Final = 100_000  # characters

@@ -13,7 +13,18 @@ from typing import Final
 
 from quorem.engine.errors import ParseError
 
-__all__ = ["Binary", "Call", "Name", "Node", "Num", "Token", "Unary", "parse_syntax", "tokenize"]
+__all__ = [
+    "Binary",
+    "Call",
+    "Name",
+    "Node",
+    "Num",
+    "Source",
+    "Token",
+    "Unary",
+    "parse_syntax",
+    "tokenize",
+]
 
 MAX_DIGITS: Final = 4300  # Python's default int/str conversion limit
 
@@ -28,68 +39,135 @@ class Token:
     col: int
 
 
-@dataclasses.dataclass(eq=False, slots=True)
-class Num:
+class Source:
+    """The text a syntax tree was parsed from: positions are computed from it on demand.
+
+    Nodes record the index of their token; line and column are worked out only when
+    something asks (an error message), by scanning the text again.
+    """
+
+    __slots__ = ("_offsets", "col", "line", "name", "text")
+
+    def __init__(self, text: str, name: str, line: int, col: int) -> None:
+        self.text = text
+        self.name = name
+        self.line = line
+        self.col = col
+        self._offsets: list[int] | None = None
+
+    def at(self, offset: int) -> tuple[int, int]:
+        """Line and column of the character at ``offset``."""
+        newline = self.text.rfind("\n", 0, offset)
+        if newline < 0:
+            return self.line, self.col + offset
+        return self.line + self.text.count("\n", 0, offset), offset - newline
+
+    def where(self, index: int) -> tuple[int, int]:
+        """Line and column of token ``index`` (the end token is one past the last)."""
+        if self._offsets is None:
+            offsets = [m.start() for m in _SCAN_RE.finditer(self.text) if m.group(1)]
+            offsets.append(len(self.text))
+            self._offsets = offsets
+        return self.at(self._offsets[index])
+
+    def error(self, reason: str, index: int) -> ParseError:
+        """A ParseError at token ``index``."""
+        line, col = self.where(index)
+        return ParseError(reason, line, col, self.name)
+
+
+class _Node:
+    """What every syntax node has: its token (for its position) and a parenthesis flag."""
+
+    __slots__ = ("at", "parens", "src")
+
+    at: int  # index of the node's token
+    src: Source
+    parens: bool
+
+    @property
+    def line(self) -> int:
+        """Line of the node's token."""
+        return self.src.where(self.at)[0]
+
+    @property
+    def col(self) -> int:
+        """Column of the node's token."""
+        return self.src.where(self.at)[1]
+
+
+class Num(_Node):
     """An integer literal."""
 
-    value: int
-    line: int
-    col: int
-    parens: bool = False
+    __slots__ = ("value",)
+
+    def __init__(self, value: int, at: int, src: Source) -> None:
+        self.value = value
+        self.at = at
+        self.src = src
+        self.parens = False
 
 
-@dataclasses.dataclass(eq=False, slots=True)
-class Name:
+class Name(_Node):
     """An identifier."""
 
-    id: str
-    line: int
-    col: int
-    parens: bool = False
+    __slots__ = ("id",)
+
+    def __init__(self, id: str, at: int, src: Source) -> None:
+        self.id = id
+        self.at = at
+        self.src = src
+        self.parens = False
 
 
-@dataclasses.dataclass(eq=False, slots=True)
-class Unary:
+class Unary(_Node):
     """A prefix operator: ``-``, ``+`` or ``not``."""
 
-    op: str
-    operand: Node
-    line: int
-    col: int
-    parens: bool = False
+    __slots__ = ("op", "operand")
+
+    def __init__(self, op: str, operand: Node, at: int, src: Source) -> None:
+        self.op = op
+        self.operand = operand
+        self.at = at
+        self.src = src
+        self.parens = False
 
 
-@dataclasses.dataclass(eq=False, slots=True)
-class Binary:
+class Binary(_Node):
     """An infix operator: arithmetic, comparison, ``and`` or ``or``."""
 
-    op: str
-    left: Node
-    right: Node
-    line: int
-    col: int
-    parens: bool = False
+    __slots__ = ("left", "op", "right")
+
+    def __init__(self, op: str, left: Node, right: Node, at: int, src: Source) -> None:
+        self.op = op
+        self.left = left
+        self.right = right
+        self.at = at
+        self.src = src
+        self.parens = False
 
 
-@dataclasses.dataclass(eq=False, slots=True)
-class Call:
+class Call(_Node):
     """A function call ``name(args...)``."""
 
-    func: str
-    args: list[Node]
-    line: int
-    col: int
-    parens: bool = False
+    __slots__ = ("args", "func")
+
+    def __init__(self, func: str, args: list[Node], at: int, src: Source) -> None:
+        self.func = func
+        self.args = args
+        self.at = at
+        self.src = src
+        self.parens = False
 
 
 Node = Num | Name | Unary | Binary | Call
 
-_TOKEN_RE: Final = re.compile(
-    r"(?P<ws>[ \t\r\n]+)|(?P<comment>\#[^\n]*)"
-    r"|(?P<int>0[xX][0-9a-fA-F_]+|[0-9][0-9_]*)"
-    r"|(?P<name>[A-Za-z_][A-Za-z_0-9]*)"
-    r"|(?P<op>//|<=|>=|==|!=|[-+*%<>(),])"
-)
+# Tokens, in the order they are tried; blanks and comments separate them.
+_TOKEN: Final = r"0[xX][0-9a-fA-F_]+|[0-9][0-9_]*|[A-Za-z_][A-Za-z_0-9]*|//|<=|>=|==|!=|[-+*%<>(),]"
+_BLANK: Final = r"[ \t\r\n]+|\#[^\n]*"
+_VALID_RE: Final = re.compile(f"(?:{_BLANK}|{_TOKEN})*")  # stops at a character no token starts
+_SCAN_RE: Final = re.compile(f"{_BLANK}|({_TOKEN})")  # group 1: a token; blanks give ""
+_KEYWORDS: Final = frozenset({"and", "or", "not"})
 _BINARY_PREC: Final = {
     "or": 1,
     "and": 2,
@@ -107,28 +185,53 @@ _BINARY_PREC: Final = {
 }
 _UNARY_PREC: Final = {"not": 3, "-": 7, "+": 7}
 COMPARISON_OPS: Final = frozenset({"<", "<=", ">", ">=", "==", "!="})
+_DIGITS: Final = frozenset("0123456789")
+_NAME_START: Final = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_")
+
+
+def _split(src: Source) -> list[str]:
+    """The texts of the tokens of ``src``, then ``""`` for the end.
+
+    Raises ParseError naming the position of any character that starts no token.
+    """
+    text = src.text
+    valid = _VALID_RE.match(text)
+    assert valid is not None  # it matches the empty string
+    end = valid.end()
+    if end < len(text):
+        ch = text[end]
+        hint = " (use // for division)" if ch == "/" else ""
+        line, col = src.at(end)
+        raise ParseError(f"unexpected character {ch!r}{hint}", line, col, src.name)
+    texts = list(filter(None, _SCAN_RE.findall(text)))
+    texts.append("")
+    return texts
+
+
+def _kind(text: str) -> str:
+    if not text:
+        return "end"
+    if text[0] in _DIGITS:
+        return "int"
+    if text[0] in _NAME_START and text not in _KEYWORDS:
+        return "name"
+    return "op"
 
 
 def tokenize(text: str, source: str = "<expr>", line: int = 1, col: int = 1) -> list[Token]:
     """Split ``text`` into tokens; positions start at ``line``:``col``.
 
-    Raises ParseError naming the position of any character that starts no token.
+    Raises ParseError naming the position of any character that starts no token. (The
+    parser does not use this: it splits without positions and finds them on an error.)
     """
     tokens: list[Token] = []
     pos = 0
-    n = len(text)
-    while pos < n:
-        m = _TOKEN_RE.match(text, pos)
-        if m is None:
-            ch = text[pos]
-            hint = " (use // for division)" if ch == "/" else ""
-            raise ParseError(f"unexpected character {ch!r}{hint}", line, col, source)
-        kind = m.lastgroup
+    for m in _SCAN_RE.finditer(text):
+        if m.start() != pos:
+            break  # a character no token starts
         chunk = m.group()
-        if kind in {"int", "name", "op"}:
-            if kind == "name" and chunk in ("and", "or", "not"):
-                kind = "op"
-            tokens.append(Token(str(kind), chunk, line, col))
+        if m.group(1):
+            tokens.append(Token(_kind(chunk), chunk, line, col))
         newlines = chunk.count("\n")
         if newlines:
             line += newlines
@@ -136,34 +239,27 @@ def tokenize(text: str, source: str = "<expr>", line: int = 1, col: int = 1) -> 
         else:
             col += len(chunk)
         pos = m.end()
+    if pos < len(text):
+        ch = text[pos]
+        hint = " (use // for division)" if ch == "/" else ""
+        raise ParseError(f"unexpected character {ch!r}{hint}", line, col, source)
     tokens.append(Token("end", "", line, col))
     return tokens
 
 
-def _int_value(tok: Token, source: str) -> int:
-    digits = tok.text.replace("_", "")
-    if digits.lower().startswith("0x"):
+def _int_value(text: str, at: int, src: Source) -> int:
+    digits = text.replace("_", "") if "_" in text else text
+    if digits[:2] in ("0x", "0X"):
         return int(digits, 16)
     if len(digits) > MAX_DIGITS:
-        raise ParseError(
+        raise src.error(
             f"integer literal has {len(digits)} digits; the limit is {MAX_DIGITS}"
             " (write larger constants in hex, 0x...)",
-            tok.line,
-            tok.col,
-            source,
+            at,
         )
     if len(digits) > 1 and digits[0] == "0":
-        raise ParseError("leading zeros are not allowed in integers", tok.line, tok.col, source)
+        raise src.error("leading zeros are not allowed in integers", at)
     return int(digits)
-
-
-@dataclasses.dataclass(slots=True)
-class _Frame:
-    """An entry of the operator stack."""
-
-    kind: str  # "bin", "un", "paren", "call"
-    tok: Token
-    base: int = 0  # operand-stack height when a call or parenthesis opened
 
 
 def parse_syntax(text: str, source: str = "<expr>", line: int = 1, col: int = 1) -> Node:
@@ -171,114 +267,131 @@ def parse_syntax(text: str, source: str = "<expr>", line: int = 1, col: int = 1)
 
     Raises ParseError at the first token that does not fit, with its line and column.
     """
-    tokens = tokenize(text, source, line, col)
-    return _Parser(tokens, source).run()
+    src = Source(text, source, line, col)
+    return _Parser(_split(src), src).run()
+
+
+# Operator-stack frames: (kind, token index, operand-stack height when a call or
+# parenthesis opened).
+_BIN, _UN, _PAREN, _CALL = 0, 1, 2, 3
 
 
 class _Parser:
-    def __init__(self, tokens: list[Token], source: str) -> None:
-        self.tokens = tokens
-        self.source = source
+    def __init__(self, texts: list[str], src: Source) -> None:
+        self.texts = texts
+        self.src = src
         self.operands: list[Node] = []
-        self.ops: list[_Frame] = []
+        self.ops: list[tuple[int, int, int]] = []
 
-    def error(self, reason: str, tok: Token) -> ParseError:
-        return ParseError(reason, tok.line, tok.col, self.source)
-
-    def run(self) -> Node:
+    def run(self) -> Node:  # noqa: PLR0915  (one loop over the tokens)
         expect_operand = True
         i = 0
-        toks = self.tokens
+        toks = self.texts
+        src = self.src
+        operands = self.operands
+        ops = self.ops
         while True:
-            tok = toks[i]
+            text = toks[i]
             i += 1
             if expect_operand:
-                if tok.kind == "int":
-                    self.operands.append(Num(_int_value(tok, self.source), tok.line, tok.col))
+                first = text[:1]
+                if first in _DIGITS:
+                    operands.append(Num(_int_value(text, i - 1, src), i - 1, src))
                     expect_operand = False
-                elif tok.kind == "name":
-                    if toks[i].text == "(":
+                elif first in _NAME_START and text not in _KEYWORDS:
+                    if toks[i] == "(":
                         i += 1
-                        self.ops.append(_Frame("call", tok, len(self.operands)))
-                        if toks[i].text == ")":
+                        ops.append((_CALL, i - 2, len(operands)))
+                        if toks[i] == ")":
                             i += 1
-                            self.ops.pop()
-                            self.operands.append(Call(tok.text, [], tok.line, tok.col))
+                            ops.pop()
+                            operands.append(Call(text, [], i - 3, src))
                             expect_operand = False
                     else:
-                        self.operands.append(Name(tok.text, tok.line, tok.col))
+                        operands.append(Name(text, i - 1, src))
                         expect_operand = False
-                elif tok.text == "(":
-                    self.ops.append(_Frame("paren", tok, len(self.operands)))
-                elif tok.text in _UNARY_PREC:
-                    self.ops.append(_Frame("un", tok))
-                elif tok.kind == "end":
-                    raise self.error("unexpected end of expression", tok)
+                elif text == "(":
+                    ops.append((_PAREN, i - 1, len(operands)))
+                elif text in _UNARY_PREC:
+                    ops.append((_UN, i - 1, 0))
+                elif not text:
+                    raise src.error("unexpected end of expression", i - 1)
                 else:
-                    raise self.error(f"expected an operand, found {tok.text!r}", tok)
+                    raise src.error(f"expected an operand, found {text!r}", i - 1)
                 continue
-            if tok.text in _BINARY_PREC and tok.kind == "op":
-                self.reduce_while(_BINARY_PREC[tok.text])
-                self.ops.append(_Frame("bin", tok))
+            prec = _BINARY_PREC.get(text)
+            if prec is not None:
+                while ops:  # reduce_while(prec), inlined: it runs for every operator
+                    kind, at, _ = ops[-1]
+                    if kind == _BIN:
+                        if _BINARY_PREC[toks[at]] < prec:
+                            break
+                    elif kind != _UN or _UNARY_PREC[toks[at]] < prec:
+                        break
+                    ops.pop()
+                    self.reduce(kind, at)
+                ops.append((_BIN, i - 1, 0))
                 expect_operand = True
-            elif tok.text == ")":
-                self.close(tok)
-            elif tok.text == ",":
+            elif text == ")":
+                self.close(i - 1)
+            elif text == ",":
                 self.reduce_while(0)
-                if not self.ops or self.ops[-1].kind != "call":
-                    raise self.error("',' outside a function call", tok)
+                if not ops or ops[-1][0] != _CALL:
+                    raise src.error("',' outside a function call", i - 1)
                 expect_operand = True
-            elif tok.kind == "end":
+            elif not text:
                 self.reduce_while(0)
-                if self.ops:
-                    raise self.error("'(' is never closed", self.ops[-1].tok)
-                assert len(self.operands) == 1
-                return self.operands[0]
+                if ops:
+                    raise src.error("'(' is never closed", ops[-1][1])
+                assert len(operands) == 1
+                return operands[0]
             else:
-                raise self.error(f"expected an operator, found {tok.text!r}", tok)
+                raise src.error(f"expected an operator, found {text!r}", i - 1)
 
     def reduce_while(self, prec: int) -> None:
         """Reduce stacked operators that bind at least as tightly as ``prec``."""
-        while self.ops:
-            top = self.ops[-1]
-            if top.kind == "bin":
-                if _BINARY_PREC[top.tok.text] < prec:
+        ops, toks = self.ops, self.texts
+        while ops:
+            kind, at, _ = ops[-1]
+            if kind == _BIN:
+                if _BINARY_PREC[toks[at]] < prec:
                     return
-            elif top.kind == "un":
-                if _UNARY_PREC[top.tok.text] < prec:
+            elif kind == _UN:
+                if _UNARY_PREC[toks[at]] < prec:
                     return
             else:
                 return
-            self.ops.pop()
-            self.reduce(top)
+            ops.pop()
+            self.reduce(kind, at)
 
-    def reduce(self, frame: _Frame) -> None:
-        tok = frame.tok
-        right = self.operands.pop()
-        if frame.kind == "un":
-            self.operands.append(Unary(tok.text, right, tok.line, tok.col))
+    def reduce(self, kind: int, at: int) -> None:
+        operands, src = self.operands, self.src
+        op = self.texts[at]
+        right = operands.pop()
+        if kind == _UN:
+            operands.append(Unary(op, right, at, src))
             return
-        left = self.operands.pop()
+        left = operands.pop()
         if (
-            tok.text in COMPARISON_OPS
+            op in COMPARISON_OPS
             and isinstance(left, Binary)
             and left.op in COMPARISON_OPS
             and not left.parens
         ):
             # a < b < c means (a < b) and (b < c), as in Python.
-            chained = Binary(tok.text, left.right, right, tok.line, tok.col)
-            self.operands.append(Binary("and", left, chained, tok.line, tok.col))
+            chained = Binary(op, left.right, right, at, src)
+            operands.append(Binary("and", left, chained, at, src))
             return
-        self.operands.append(Binary(tok.text, left, right, tok.line, tok.col))
+        operands.append(Binary(op, left, right, at, src))
 
-    def close(self, tok: Token) -> None:
+    def close(self, at: int) -> None:
         self.reduce_while(0)
         if not self.ops:
-            raise self.error("')' without a matching '('", tok)
-        frame = self.ops.pop()
-        if frame.kind == "paren":
+            raise self.src.error("')' without a matching '('", at)
+        kind, opened, base = self.ops.pop()
+        if kind == _PAREN:
             self.operands[-1].parens = True
             return
-        args = self.operands[frame.base :]
-        del self.operands[frame.base :]
-        self.operands.append(Call(frame.tok.text, args, frame.tok.line, frame.tok.col))
+        args = self.operands[base:]
+        del self.operands[base:]
+        self.operands.append(Call(self.texts[opened], args, opened, self.src))
