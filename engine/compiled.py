@@ -126,7 +126,8 @@ def compile_dispatch(entries: Sequence[tuple[Applier, str, frozenset[Op]]]) -> D
     lines = ["def _dispatch(t):"]
     namespace: dict[str, Any] = {f"_OP_{op.name}": op for op in Op}
     if any(needs for _, _, needs in entries):
-        lines.append("    ops = {a.op for a in t.args}")
+        lines.append("    ops = _atom_ops(t.args)")
+        namespace["_atom_ops"] = RUNTIME["_atom_ops"]
     for i, (fn, name, needs) in enumerate(entries):
         namespace[f"_f{i}"] = fn
         namespace[f"_n{i}"] = name
@@ -166,6 +167,7 @@ class _Node:
     pattern: Pattern
     path: Path
     term: str
+    op_checked: bool = False  # the term's operator is known to be the pattern's
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -356,10 +358,11 @@ class _RuleCompiler(ExprCompiler):
     def match_op(self, node: _Node, p: POp, st: State, ind: int, k: Cont) -> None:
         op = pattern_op(p.op, self.sem)
         tv = node.term
-        cond = f"{tv}.op is _OP_{op.name}"
+        cond = "" if node.op_checked else f"{tv}.op is _OP_{op.name}"
         if op is Op.MUL:
-            cond += f" and len({tv}.args) == 2"
-        ind = self.check(st, ind, cond)
+            cond += f"{' and ' if cond else ''}len({tv}.args) == 2"
+        if cond:
+            ind = self.check(st, ind, cond)
         args = (self.fresh("a"), self.fresh("a"))
         self.emit(ind, f"{args[0]}, {args[1]} = {tv}.args")
         orders = [(0, 1), (1, 0)] if op in COMMUTATIVE else [(0, 1)]
@@ -403,7 +406,7 @@ class _RuleCompiler(ExprCompiler):
         pos = None
         if any(self.is_ground(a.pattern, set(self.kinds)) for a in p.addends):
             pos = self.fresh("pos")
-            self.emit(ind, f"{pos} = None")
+            self.emit(ind, f"{pos} = 0")
         self.addend(_Sum(node, p, at, co, constant, pos, k), (), st, ind)
 
     def is_ground(self, p: Pattern, bound: set[str] | dict[str, Binding]) -> bool:
@@ -446,11 +449,7 @@ class _RuleCompiler(ExprCompiler):
             gv, jv, cv = self.fresh("g"), self.fresh("j"), self.fresh("c")
             self.emit(ind, f"{gv} = {g}")
             assert sm.pos is not None
-            self.emit(ind, f"if len({sm.atoms}) > {BIG_SUM}:")
-            self.emit(ind + 1, f"if {sm.pos} is None: {sm.pos} = _positions({sm.atoms})")
-            self.emit(ind + 1, f"{jv} = {sm.pos}.get({gv}, -1)")
-            self.emit(ind, "else:")
-            self.emit(ind + 1, f"{jv} = _find({sm.atoms}, {gv})")
+            self.emit(ind, f"{jv}, {sm.pos} = _locate({sm.atoms}, {gv}, {sm.pos})")
             cond = " and ".join([f"{jv} >= 0", *(f"{gv} is not {u}" for u in used)])
             ind = self.check(st, ind, cond)
             self.emit(ind, f"{cv} = {sm.coefs}[{jv}]")
@@ -460,18 +459,28 @@ class _RuleCompiler(ExprCompiler):
             self.addend(sm, (*used, gv), st, ind)
             return
         av, cv = self.fresh("e"), self.fresh("c")
-        self.emit(ind, f"for {av}, {cv} in zip({sm.atoms}, {sm.coefs}):")
-        ind += 1
-        st = dataclasses.replace(st, top=False)
         conds = []
         if isinstance(add.pattern, POp):
-            conds.append(f"{av}.op is _OP_{pattern_op(add.pattern.op, self.sem).name}")
+            # A long sum's atoms with one operator are contiguous: loop over those only.
+            opname = f"_OP_{pattern_op(add.pattern.op, self.sem).name}"
+            ats, cos = self.fresh("at"), self.fresh("co")
+            self.emit(
+                ind,
+                f"{ats}, {cos} = ({sm.atoms}, {sm.coefs}) if len({sm.atoms}) <= {BIG_SUM}"
+                f" else _op_slices({sm.atoms}, {sm.coefs}, {opname})",
+            )
+            self.emit(ind, f"for {av}, {cv} in zip({ats}, {cos}):")
+            conds.append(f"{av}.op is {opname}")
+        else:
+            self.emit(ind, f"for {av}, {cv} in zip({sm.atoms}, {sm.coefs}):")
+        ind += 1
+        st = dataclasses.replace(st, top=False)
         conds += [f"{av} is not {u}" for u in used]
         if conds:
             ind = self.check(st, ind, " and ".join(conds))
         st, ind = self.bind_const(add.coef, cv, st, ind)
         self.match(
-            _Node(add.pattern, sub, av),
+            _Node(add.pattern, sub, av, op_checked=True),
             st,
             ind,
             lambda st2, ind2: self.addend(sm, (*used, av), st2, ind2),

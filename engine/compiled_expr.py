@@ -15,7 +15,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from typing import Any, Final
 
 from quorem.engine import interpret as ref
@@ -41,17 +41,20 @@ from quorem.engine.rule import (
 )
 from quorem.engine.term import (
     Term,
+    atom_ops,
     binary,
     binary_range,
     compare,
     const,
     div,
     linear,
+    linear_update,
     lookup,
     maximum,
     minimum,
     mod,
     mul,
+    op_block,
 )
 
 __all__ = [
@@ -213,23 +216,41 @@ def _build2(op: Op, a: Term | None, b: Term | None) -> Term | None:
         return None
 
 
-def _find(atoms: tuple[Term, ...], g: Term | None) -> int:
-    """The position of ``g`` among ``atoms`` (by identity), or -1."""
+def _locate(atoms: tuple[Term, ...], g: Term | None, index: Any) -> tuple[int, Any]:
+    """The position of ``g`` among ``atoms`` (by identity) or -1, and the updated ``index``.
+
+    ``index`` starts at 0 for each sum matched: the first few look-ups scan the atoms (in
+    C), later ones in a long sum go through a dictionary of positions, built once.
+    """
     if g is None:
-        return -1
-    try:
-        return atoms.index(g)  # Term has no __eq__: index compares identity
-    except ValueError:
-        return -1
+        return -1, index
+    if index.__class__ is dict:
+        return index.get(g, -1), index
+    if index < _SCANS or len(atoms) <= BIG_SUM:
+        try:
+            return atoms.index(g), index + 1  # Term has no __eq__: index compares identity
+        except ValueError:
+            return -1, index + 1
+    index = {a: i for i, a in enumerate(atoms)}
+    return index.get(g, -1), index
 
 
-def _positions(atoms: Sequence[Term]) -> dict[Term, int]:
-    return {a: i for i, a in enumerate(atoms)}
+def _op_slices(
+    atoms: tuple[Term, ...], coefs: tuple[int, ...], op: Op
+) -> tuple[tuple[Term, ...], tuple[int, ...]]:
+    """The atoms of a long sum with operator ``op``, and their coefficients."""
+    i, j = op_block(atoms, op)
+    return atoms[i:j], coefs[i:j]
+
+
+def _atom_ops(atoms: tuple[Term, ...]) -> set[Op]:
+    return {a.op for a in atoms} if len(atoms) <= BIG_SUM else atom_ops(atoms)
 
 
 _FAIL: Final = object()
 
-BIG_SUM: Final = 24  # above this many atoms, find an atom through a dictionary
+BIG_SUM: Final = 24  # a sum with more atoms is long: find atoms by bisection and dictionary
+_SCANS: Final = 4  # look-ups by scanning before a long sum's dictionary of positions
 
 RUNTIME: Final[dict[str, Any]] = {
     "Undetermined": Undetermined,
@@ -238,6 +259,7 @@ RUNTIME: Final[dict[str, Any]] = {
     "_FLOOR": Semantics.FLOOR,
     "_TRUNC": Semantics.TRUNC,
     "linear": linear,
+    "linear_update": linear_update,
     "const": const,
     "div": div,
     "mod": mod,
@@ -277,8 +299,9 @@ RUNTIME: Final[dict[str, Any]] = {
             _range2,
             _lookup2,
             _build2,
-            _find,
-            _positions,
+            _locate,
+            _op_slices,
+            _atom_ops,
         )
     },
 }
@@ -383,6 +406,15 @@ class Ctx:
     def lazy(self) -> Ctx:
         """The context of an operand that may not be evaluated: nothing may be hoisted."""
         return Ctx(self.st, self.elem, None, {}, frozenset())
+
+
+@dataclasses.dataclass(slots=True)
+class _Lin:
+    """A sum being compiled: pair and constant code, and rests added with their scale."""
+
+    pairs: list[str] = dataclasses.field(default_factory=list)
+    consts: list[str] = dataclasses.field(default_factory=list)
+    rests: list[tuple[Rest, str | None]] = dataclasses.field(default_factory=list)
 
 
 def lit(v: int) -> str:
@@ -934,11 +966,9 @@ class ExprCompiler:
             or (isinstance(e, Call) and e.func == "sum")
             or (isinstance(e, Binary) and e.op == "*" and self.scaled(e, ctx) is not None)
         ):
-            pairs: list[str] = []
-            consts: list[str] = []
-            self.linear(e, None, ctx, pairs, consts)
-            constant = " + ".join(consts) if consts else "0"
-            return f"linear([{', '.join(pairs)}], {constant})"
+            acc = _Lin()
+            self.linear(e, None, ctx, acc)
+            return self.linear_code(acc)
         if isinstance(e, Binary) and e.op == "*":
             x = self.as_term(self.expr(e.left, ctx))
             y = self.as_term(self.expr(e.right, ctx))
@@ -948,10 +978,10 @@ class ExprCompiler:
             if isinstance(e, Call) and e.func in ("max", "min"):
                 fold = "maximum" if e.func == "max" else "minimum"
                 codes = [self.as_term(self.expr(a, ctx)) for a in e.args]
-                acc = codes[0]
+                folded = codes[0]
                 for c in codes[1:]:
-                    acc = f"{fold}({acc}, {c})"
-                return acc
+                    folded = f"{fold}({folded}, {c})"
+                return folded
             raise Unsupported
         op, left, right = shape
         x = self.as_term(self.expr(left, ctx))
@@ -974,39 +1004,36 @@ class ExprCompiler:
             return e.right, e.left
         return None
 
-    def linear(
-        self, e: Expr, scale: str | None, ctx: Ctx, pairs: list[str], consts: list[str]
-    ) -> None:
+    def linear(self, e: Expr, scale: str | None, ctx: Ctx, acc: _Lin) -> None:
         """Add the pairs and constants of ``scale * e`` (a sum, in canonical-form terms)."""
         group = self.group_of(ctx)
         ty = self._type(e, group)
         if ty != TERM:
-            consts.append(_scaled(scale, self.finite(self.expr(e, ctx))))
+            acc.consts.append(_scaled(scale, self.finite(self.expr(e, ctx))))
             return
         path = self._identity(e)
         if path is not None and path in ctx.st.complete:
-            pairs.append(f"({ctx.st.complete[path]}, {scale or 1})")
+            acc.pairs.append(f"({ctx.st.complete[path]}, {scale or 1})")
             return
         if isinstance(e, Unary):
-            self.linear(e.operand, _negated(scale), ctx, pairs, consts)
+            self.linear(e.operand, _negated(scale), ctx, acc)
             return
         if isinstance(e, Binary) and e.op in ("+", "-"):
-            self.linear(e.left, scale, ctx, pairs, consts)
+            self.linear(e.left, scale, ctx, acc)
             right_scale = scale if e.op == "+" else _negated(scale)
-            self.linear(e.right, right_scale, ctx, pairs, consts)
+            self.linear(e.right, right_scale, ctx, acc)
             return
         if isinstance(e, Binary) and e.op == "*":
             split = self.scaled(e, ctx)
             if split is not None:
                 number, term = split
                 factor = self.finite(self.expr(number, ctx))
-                self.linear(term, _scaled(scale, factor), ctx, pairs, consts)
+                self.linear(term, _scaled(scale, factor), ctx, acc)
                 return
         if isinstance(e, Name) and e.name in ctx.fuse and ctx.elem is None:
             rest = ctx.st.binds[e.name].rest
             assert rest is not None
-            pairs.append(f"*{self.rest_pairs(rest, scale)}")
-            consts.append(_scaled(scale, rest.constant))
+            acc.rests.append((rest, scale))
             return
         if isinstance(e, Call) and e.func == "sum":
             body = e.args[0]
@@ -1014,14 +1041,32 @@ class ExprCompiler:
             k, t = group
             kv, tv = self.fresh("k"), self.fresh("u")
             inner = Ctx(ctx.st, {k: kv, t: tv}, None, {}, frozenset())
-            sub_pairs: list[str] = []
-            sub_consts: list[str] = []
-            self.linear(body, scale, inner, sub_pairs, sub_consts)
+            sub = _Lin()
+            self.linear(body, scale, inner, sub)
+            if sub.rests:
+                raise Unsupported  # cannot happen: rests are fused outside aggregates only
             loop = f"for {kv}, {tv} in zip({ctx.st.binds[k].code}, {ctx.st.binds[t].code})"
-            for p in sub_pairs:
-                if p.startswith("*"):
-                    raise Unsupported
-                pairs.append(f"*[{p} {loop}]")
-            consts.extend(f"sum([{c} {loop}])" for c in sub_consts)
+            acc.pairs.extend(f"*[{p} {loop}]" for p in sub.pairs)
+            acc.consts.extend(f"sum([{c} {loop}])" for c in sub.consts)
             return
-        pairs.append(f"({self.term(e, ctx)}, {scale or 1})")
+        acc.pairs.append(f"({self.term(e, ctx)}, {scale or 1})")
+
+    def linear_code(self, acc: _Lin) -> str:
+        """Code building the sum ``acc`` holds: one call to ``linear`` (or ``linear_update``).
+
+        A sum rebuilt around its pattern's rest (``x + y`` with ``y`` the rest) starts from
+        the matched sum's own pairs, dropping the atoms the pattern used.
+        """
+        if len(acc.rests) == 1 and acc.rests[0][1] is None:
+            rest = acc.rests[0][0]
+            constant = " + ".join([rest.constant, *acc.consts])
+            drop = "".join(f"{u}, " for u in rest.used)
+            extra = ", ".join(acc.pairs)
+            return f"linear_update({rest.atoms}, {rest.coefs}, ({drop}), [{extra}], {constant})"
+        pairs = list(acc.pairs)
+        consts = list(acc.consts)
+        for rest, scale in acc.rests:
+            pairs.append(f"*{self.rest_pairs(rest, scale)}")
+            consts.append(_scaled(scale, rest.constant))
+        constant = " + ".join(consts) if consts else "0"
+        return f"linear([{', '.join(pairs)}], {constant})"

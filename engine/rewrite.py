@@ -12,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 import enum
 from collections import Counter
+from itertools import filterfalse
 
 from quorem.engine.errors import TermError
 from quorem.engine.ruleset import RuleSet
@@ -68,6 +69,7 @@ class RewriteResult:
 # the node and tries the rules; LINK records memo[term] = memo[target] once the
 # replacement `target` has itself been rewritten.
 _VISIT, _REDUCE, _LINK = 0, 1, 2
+_FEW = 8  # operands; a node with more (a long sum) is scanned with C-level iterators
 
 
 class _Rewriter:
@@ -92,6 +94,7 @@ class _Rewriter:
         the same order as when every frame goes through the stack.
         """
         memo, stack, active = self.memo, self.stack, self.active
+        in_memo = memo.__contains__
         dispatch = self.ruleset.dispatchers()
         counts, steps, trace, max_steps = self.counts, self.steps, self.trace, self.max_steps
         n_steps = self.n_steps
@@ -118,7 +121,7 @@ class _Rewriter:
                 active.add(t)
                 height = len(stack)
                 stack.append((t, _REDUCE, None))
-                for c in args:
+                for c in args if len(args) <= _FEW else filterfalse(in_memo, args):
                     if c not in memo:
                         if c.args or dispatch[c.op] is not None:
                             stack.append((c, _VISIT, None))
@@ -130,7 +133,11 @@ class _Rewriter:
             # REDUCE: rebuild from the rewritten operands, then try the rules.
             u = t
             if args:
-                new_args = tuple([memo[c] for c in args])
+                new_args = (
+                    tuple([memo[c] for c in args])
+                    if len(args) <= _FEW
+                    else tuple(map(memo.__getitem__, args))
+                )
                 if new_args != args:  # Term has no __eq__: this compares identities
                     try:
                         u = rebuild(t, new_args)

@@ -21,9 +21,11 @@ The order is derived from structure only, never from construction order, so
 
 from __future__ import annotations
 
+import bisect
 import functools
 import hashlib
 import itertools
+import operator
 import weakref
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, Final, NoReturn
@@ -250,10 +252,14 @@ def _structural_hash(op: Op, args: tuple[Term, ...], arg: Any) -> int:
     if len(args) == 2:
         return hash((value, args[0].h, args[1].h))
     if op is _ADD:
-        coefs = tuple([_MINUS_ONE_HASH if c == -1 else hash(c) for c in arg[0]])
-        extra = hash((coefs, _ihash(arg[1])))
-        return hash((value, tuple([t.h for t in args]), extra))
-    return hash((value, tuple([t.h for t in args])))
+        coefs = arg[0]
+        if -1 in coefs:
+            hashes = tuple([_MINUS_ONE_HASH if c == -1 else hash(c) for c in coefs])
+        else:
+            hashes = tuple(map(hash, coefs))
+        extra = hash((hashes, _ihash(arg[1])))
+        return hash((value, tuple(map(_hash_of, args)), extra))
+    return hash((value, tuple(map(_hash_of, args))))
 
 
 class _KeyedRef(weakref.ref):  # type: ignore[type-arg]
@@ -321,14 +327,43 @@ def _structural_cmp(a: Term, b: Term) -> int:
 
 def _sorted(terms: Iterable[Term]) -> list[Term]:
     out = sorted(terms, key=_skey)
-    for left, right in itertools.pairwise(out):
-        if left.skey == right.skey and left is not right:
-            return sorted(out, key=functools.cmp_to_key(_structural_cmp))
+    keys = list(map(_skey, out))
+    if any(map(operator.eq, keys, keys[1:])):  # rare: look closer (a repeated term is fine)
+        for left, right in itertools.pairwise(out):
+            if left.skey == right.skey and left is not right:
+                return sorted(out, key=functools.cmp_to_key(_structural_cmp))
     return out
 
 
-def _skey(t: Term) -> tuple[Any, ...]:
-    return t.skey
+_skey: Final[Callable[[Term], tuple[Any, ...]]] = operator.attrgetter("skey")
+_hash_of: Final[Callable[[Term], int]] = operator.attrgetter("h")
+
+
+def op_block(atoms: Sequence[Term], op: Op) -> tuple[int, int]:
+    """The slice ``atoms[i:j]`` of the atoms with operator ``op``, for the atoms of a sum.
+
+    A sum's atoms are ordered by operator first (the structural key, and the structural
+    order used when keys collide, both start with the operator's rank), so the atoms with
+    one operator are contiguous; this finds them by bisection.
+    """
+    return (
+        bisect.bisect_left(atoms, op, key=_op_of),
+        bisect.bisect_right(atoms, op, key=_op_of),
+    )
+
+
+def atom_ops(atoms: Sequence[Term]) -> set[Op]:
+    """The operators of a sum's atoms, one bisection per operator (see :func:`op_block`)."""
+    out: set[Op] = set()
+    i, n = 0, len(atoms)
+    while i < n:
+        op = atoms[i].op
+        out.add(op)
+        i = bisect.bisect_right(atoms, op, lo=i, key=_op_of)
+    return out
+
+
+_op_of: Final[Callable[[Term], Op]] = operator.attrgetter("op")
 
 
 def const(value: int) -> Term:
@@ -384,13 +419,44 @@ def linear(pairs: Iterable[tuple[Term, int]], constant: int = 0) -> Term:
 
 
 def _linear_from(acc: dict[Term, int], constant: int) -> Term:
-    atoms = [t for t, c in acc.items() if c != 0]
+    atoms = [t for t, c in acc.items() if c != 0] if 0 in acc.values() else list(acc)
     if not atoms:
         return const(constant)
     if len(atoms) == 1 and constant == 0 and acc[atoms[0]] == 1:
         return atoms[0]
     atoms = _sorted(atoms)
-    return _make(_ADD, tuple(atoms), (tuple(acc[t] for t in atoms), constant))
+    return _make(_ADD, tuple(atoms), (tuple(map(acc.__getitem__, atoms)), constant))
+
+
+def linear_update(
+    atoms: Sequence[Term],
+    coefs: Sequence[int],
+    drop: Sequence[Term],
+    pairs: Iterable[tuple[Term, int]],
+    constant: int,
+) -> Term:
+    """``linear`` of a sum's ``(atoms, coefs)`` pairs without the atoms ``drop``, plus ``pairs``.
+
+    The same term as ``linear([(a, c) for a, c in zip(atoms, coefs) if a not in drop] +
+    list(pairs), constant)`` for the distinct atoms of a canonical sum, built with fewer
+    passes over a long sum (its pairs are already collected).
+    """
+    acc = dict(zip(atoms, coefs, strict=True))
+    for a in drop:
+        del acc[a]
+    for term, coeff in pairs:
+        if coeff == 0:
+            continue
+        op = term.op
+        if op is _CONST:
+            constant += coeff * term.arg
+        elif op is _ADD:
+            for atom, c in zip(term.args, term.arg[0], strict=True):
+                acc[atom] = acc.get(atom, 0) + coeff * c
+            constant += coeff * term.arg[1]
+        else:
+            acc[term] = acc.get(term, 0) + coeff
+    return _linear_from(acc, constant)
 
 
 def sum_of(terms: Iterable[Term | int]) -> Term:

@@ -405,3 +405,32 @@ def test_ruleset_compiled_flag(compiled: bool) -> None:
     assert all((c.code is not None) is compiled for c in rules.compiled)
     for t in _seed_terms():
         assert quorem.simplify(t, rules) is quorem.simplify(t)
+
+
+def test_long_sums_agree() -> None:
+    """Sums longer than the compiler's short-sum paths: operator blocks found by bisection,
+    atoms by dictionary after a few scans, the rest rebuilt from the sum's own pairs."""
+    xs = [quorem.var(f"x{i}", 0, 100 + i) for i in range(40)]
+    y = quorem.var("y", -5, 5)
+    lone = [x // 8 for x in xs]  # live, but not all of them in the sums below
+    pairs = [x % 8 + (x // 8) * 8 for x in xs[:30]]
+    wrong = [x % 8 + (x // 8) * 7 for x in xs[30:]]  # partner with the wrong coefficient
+    trunc = [
+        quorem.mod(x, quorem.const(4), quorem.Semantics.TRUNC)
+        + quorem.div(x, quorem.const(4), quorem.Semantics.TRUNC) * 4
+        for x in xs[:10]
+    ]
+    sums = [
+        quorem.sum_of([*pairs, *wrong, y]),
+        quorem.sum_of([*wrong, *pairs[::-1], 3]),
+        quorem.sum_of([x % 8 for x in xs] + [y * 2]),
+        quorem.sum_of([*trunc, *pairs[:5], y]),
+    ]
+    terms: set[Term] = set()
+    for s in sums:
+        terms |= _terms_met(s, default_ruleset())
+        _assert_same_run(s, default_ruleset(), 10_000)
+        _assert_same_run(s, default_ruleset(), 7)
+    _assert_agree(terms, default_ruleset())
+    _assert_agree(terms, _extra())
+    assert len(lone) == 40
