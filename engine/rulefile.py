@@ -561,7 +561,15 @@ def _parse_lets(fld: _Field, ck: _Checker, file: str) -> tuple[tuple[str, Expr],
 
 def parse_rules(text: str, file: str = "<rules>") -> list[Rule]:
     """Parse the text of a rules file. Raises RuleError (``file:line:col: reason``)."""
-    rules = [_build_rule(b, file) for b in _split_blocks(text, file)]
+    rules = []
+    for block in _split_blocks(text, file):
+        try:
+            rules.append(_build_rule(block, file))
+        except RecursionError:
+            # Rule expressions are checked recursively; real rules are a few levels deep.
+            raise RuleError(
+                f"rule {block.name!r} is nested too deeply to check", block.line, 1, file
+            ) from None
     check_unique_names(rules)
     return rules
 

@@ -143,3 +143,11 @@ def test_rules_only_fire_for_their_semantics() -> None:
     trunc = quorem.simplify(quorem.parse("(x + 70)//8", b, "trunc"))
     assert str(floor) == "(x + 6)//8 + 8"
     assert quorem.to_text(trunc, quorem.Semantics.TRUNC) == "(x + 70)//8"
+
+
+def test_absurdly_deep_rule_is_a_rule_error() -> None:
+    """A rule nested thousands deep gets a RuleError, not a RecursionError traceback."""
+    deep = "max(" * 5000 + "x" + ", 1)" * 5000
+    text = f"rule deep\n  doc: d\n  semantics: floor\n  pattern: {deep} % N\n  rewrite: x\n"
+    with pytest.raises(quorem.RuleError, match="nested too deeply"):
+        RuleSet.from_text(text, "deep.rules")
