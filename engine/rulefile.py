@@ -239,6 +239,8 @@ class _Checker:
                     self.bind(node.id, NameKind.TERM, node)
                     rests.append((node.id, node))
                 else:
+                    if coef == Lit(0):
+                        raise self.error("an addend with coefficient 0 never matches", node)
                     addends.append(PAddend(self.pattern(node), coef))
         if len(rests) + len(seqs) > 1:
             where = [n for _, n in rests] + [n for _, n in seqs]

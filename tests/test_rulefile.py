@@ -151,3 +151,10 @@ def test_absurdly_deep_rule_is_a_rule_error() -> None:
     text = f"rule deep\n  doc: d\n  semantics: floor\n  pattern: {deep} % N\n  rewrite: x\n"
     with pytest.raises(quorem.RuleError, match="nested too deeply"):
         RuleSet.from_text(text, "deep.rules")
+
+
+def test_zero_coefficient_addend_is_rejected() -> None:
+    """A pattern addend scaled by 0 can never match a canonical sum, so it is an error."""
+    text = "rule z\n  doc: d\n  semantics: floor\n  pattern: (0*x + y) // N\n  rewrite: y // N\n"
+    with pytest.raises(quorem.RuleError, match="coefficient 0"):
+        RuleSet.from_text(text, "z.rules")

@@ -226,8 +226,10 @@ class _Encoder:
         return total
 
     def require_nonzero_coefficient(self, e: Expr, v: _Val) -> None:
-        if not isinstance(e, Lit):
-            self.axioms.append(v.value != 0)
+        # Canonical sums have no zero coefficients: a pattern asking for one never matches
+        # (a literal 0 makes the premises unsatisfiable, so the proof is reported vacuous).
+        del e
+        self.axioms.append(v.value != 0)
 
     # ---------------------------------------------------------------- expressions
     def expr(self, e: Expr, index: int | None) -> _Val:
