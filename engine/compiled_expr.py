@@ -391,6 +391,7 @@ class _C:
 
     code: str
     ty: str
+    term: str | None = None  # for an int a literal pattern matched: the literal's term
 
 
 @dataclasses.dataclass(slots=True)
@@ -729,8 +730,9 @@ class ExprCompiler:
         return f"[({a}, {_scaled(scale, c)}) for {a}, {c} in zip({r.atoms}, {r.coefs}){cond}]"
 
     def rest_code(self, r: Rest) -> str:
-        """Code building a rest, as the reference's matcher does."""
-        return f"linear({self.rest_pairs(r, None)}, {r.constant})"
+        """Code building a rest: the matched sum's pairs but the atoms its addends used."""
+        drop = "".join(f"{u}, " for u in r.used)
+        return f"linear_update({r.atoms}, {r.coefs}, ({drop}), (), {r.constant})"
 
     # ---------------------------------------------------------------- expressions
     def expr(self, e: Expr, ctx: Ctx) -> _C:
@@ -744,7 +746,8 @@ class ExprCompiler:
         if isinstance(e, Name):
             if ctx.elem is not None and e.name in ctx.elem:
                 return _C(ctx.elem[e.name], INT)
-            return _C(ctx.st.binds[e.name].code, INT)
+            b = ctx.st.binds[e.name]
+            return _C(b.code, INT, b.term)
         if isinstance(e, Unary):
             c = self.expr(e.operand, ctx)
             if e.op == "not":
@@ -784,7 +787,7 @@ class ExprCompiler:
         if c.ty == TERM:
             return c.code
         if c.ty == INT:
-            return f"const({c.code})"
+            return c.term or f"const({c.code})"  # a literal the pattern matched is its term
         if c.ty in (RLO, RHI):
             return f"_const_raw({c.code})"
         if c.ty == EXT:
@@ -890,6 +893,9 @@ class ExprCompiler:
                 return _C(f"_gcd({joined})", INT)
             return _C(f"_gcd_ext([{joined}])", INT)
         if f == "divides":
+            d, n = items
+            if exact and _SIMPLE.fullmatch(d) and _SIMPLE.fullmatch(n):
+                return _C(f"({n} % {d} == 0 if {d} else {n} == 0)", BOOL)
             helper = "_divides" if exact else "_divides_ext"
             return _C(f"{helper}({joined})", BOOL)
         assert f in _DIV_FUNCS

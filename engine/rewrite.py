@@ -65,6 +65,9 @@ class RewriteResult:
         return list(self.counts)
 
 
+# Enum attribute access is slow: the stop reasons as module constants.
+_FIXED_POINT, _STEP_LIMIT, _CYCLE = StopReason.FIXED_POINT, StopReason.STEP_LIMIT, StopReason.CYCLE
+
 # Work-stack frames: (term, state, target). VISIT pushes the children; REDUCE rebuilds
 # the node and tries the rules; LINK records memo[term] = memo[target] once the
 # replacement `target` has itself been rewritten.
@@ -82,7 +85,7 @@ class _Rewriter:
         self.counts: Counter[str] = Counter()
         self.steps: list[Step] = []
         self.n_steps = 0
-        self.reason = StopReason.FIXED_POINT
+        self.reason = _FIXED_POINT
         self.stack: list[tuple[Term, int, Term | None]] = []
 
     def run(self, term: Term) -> RewriteResult:  # noqa: PLR0915  (one loop, inlined for speed)
@@ -94,7 +97,7 @@ class _Rewriter:
         the same order as when every frame goes through the stack.
         """
         memo, stack, active = self.memo, self.stack, self.active
-        in_memo = memo.__contains__
+        in_memo, memo_get = memo.__contains__, memo.get
         dispatch = self.ruleset.dispatchers()
         counts, steps, trace, max_steps = self.counts, self.steps, self.trace, self.max_steps
         n_steps = self.n_steps
@@ -112,7 +115,7 @@ class _Rewriter:
             if state == _VISIT:
                 if t in active:
                     # A rewrite led back to a term being rewritten: keep it, report the cycle.
-                    self.reason = StopReason.CYCLE
+                    self.reason = _CYCLE
                     memo[t] = t
                     continue
                 if not args and dispatch[t.op] is None:
@@ -121,18 +124,32 @@ class _Rewriter:
                 active.add(t)
                 height = len(stack)
                 stack.append((t, _REDUCE, None))
-                for c in args if len(args) <= _FEW else filterfalse(in_memo, args):
-                    if c not in memo:
+                changed = False  # an operand already rewritten to another term
+                if len(args) <= _FEW:
+                    for c in args:
+                        m = memo_get(c)
+                        if m is None:
+                            if c.args or dispatch[c.op] is not None:
+                                stack.append((c, _VISIT, None))
+                            else:
+                                memo[c] = c  # a leaf: its own normal form
+                        elif m is not c:
+                            changed = True
+                else:
+                    changed = True  # (not tracked: the check below decides)
+                    for c in filterfalse(in_memo, args):
                         if c.args or dispatch[c.op] is not None:
                             stack.append((c, _VISIT, None))
                         else:
-                            memo[c] = c  # a leaf: its own normal form
+                            memo[c] = c
                 if len(stack) > height + 1:
                     continue
                 stack.pop()  # no operand to rewrite first: reduce now
+            else:
+                changed = True  # operands were rewritten since the visit: check them
             # REDUCE: rebuild from the rewritten operands, then try the rules.
             u = t
-            if args:
+            if args and changed:
                 new_args = (
                     tuple([memo[c] for c in args])
                     if len(args) <= _FEW
@@ -157,8 +174,8 @@ class _Rewriter:
                 pass
             elif n_steps >= max_steps:
                 # Out of budget: only a rule that would still apply makes the result non-normal.
-                if self.reason is StopReason.FIXED_POINT and rules(u) is not None:
-                    self.reason = StopReason.STEP_LIMIT
+                if self.reason is _FIXED_POINT and rules(u) is not None:
+                    self.reason = _STEP_LIMIT
             else:
                 found = rules(u)
             if found is None:

@@ -208,15 +208,14 @@ def _sum_range(atoms: tuple[Term, ...], coefs: tuple[int, ...], const: int) -> i
     """``iv.add_range`` of a sum's atoms, inlined (it runs for every sum built)."""
     lo: int | None = const
     hi: int | None = const
-    for t, c in zip(atoms, coefs, strict=True):
+    for t, c in zip(atoms, coefs, strict=False):
+        # c * t ranges over [c*vmin, c*vmax] for c > 0 and [c*vmax, c*vmin] for c < 0.
         if c > 0:
-            tlo, thi, k = t.vmin, t.vmax, c
+            tlo, thi = t.vmin, t.vmax
         else:
-            tlo = None if t.vmax is None else -t.vmax
-            thi = None if t.vmin is None else -t.vmin
-            k = -c
-        lo = None if lo is None or tlo is None else lo + k * tlo
-        hi = None if hi is None or thi is None else hi + k * thi
+            tlo, thi = t.vmax, t.vmin
+        lo = None if lo is None or tlo is None else lo + c * tlo
+        hi = None if hi is None or thi is None else hi + c * thi
     return (lo, hi)
 
 
@@ -273,6 +272,9 @@ class _KeyedRef(weakref.ref):  # type: ignore[type-arg]
 # keyed weak references, and ``_remove`` (the callback) drops an entry when its term dies.
 _DATA: Final[dict[tuple[Any, ...], Any]] = _TABLE.data  # type: ignore[attr-defined]
 _REMOVE: Final[Callable[[Any], None]] = getattr(_TABLE, "_remove")  # noqa: B009
+_PENDING: Final[list[Any]] = getattr(_TABLE, "_pending_removals")  # noqa: B009
+assert [op.value for op in Op] == list(range(len(Op)))  # ops index tuples
+_SKEY_HEAD: Final = tuple(2 + _RANK[op] for op in Op)  # first item of a compound's skey
 
 
 def _make(op: Op, args: tuple[Term, ...], arg: Any) -> Term:
@@ -295,11 +297,11 @@ def _make(op: Op, args: tuple[Term, ...], arg: Any) -> Term:
         term.h = int.from_bytes(digest, "little")
         term.skey = (1, arg[0], term.h)
     else:
-        term.h = _structural_hash(op, args, arg)
-        term.skey = (2 + _RANK[op], term.h)
+        h = term.h = _structural_hash(op, args, arg)
+        term.skey = (_SKEY_HEAD[op], h)
     ref = _KeyedRef(term, _REMOVE)
     ref.key = key
-    if getattr(_TABLE, "_pending_removals"):  # noqa: B009  (only while someone iterates)
+    if _PENDING:  # only while someone iterates over the table
         _TABLE[key] = term  # the dictionary's own path commits them
     else:
         _DATA[key] = ref
@@ -327,11 +329,12 @@ def _structural_cmp(a: Term, b: Term) -> int:
 
 def _sorted(terms: Iterable[Term]) -> list[Term]:
     out = sorted(terms, key=_skey)
-    keys = list(map(_skey, out))
-    if any(map(operator.eq, keys, keys[1:])):  # rare: look closer (a repeated term is fine)
-        for left, right in itertools.pairwise(out):
-            if left.skey == right.skey and left is not right:
+    if len(out) > 1:
+        prev = out[0]
+        for cur in itertools.islice(out, 1, None):
+            if prev.skey == cur.skey and prev is not cur:
                 return sorted(out, key=functools.cmp_to_key(_structural_cmp))
+            prev = cur
     return out
 
 
@@ -425,7 +428,7 @@ def _linear_from(acc: dict[Term, int], constant: int) -> Term:
     if len(atoms) == 1 and constant == 0 and acc[atoms[0]] == 1:
         return atoms[0]
     atoms = _sorted(atoms)
-    return _make(_ADD, tuple(atoms), (tuple(map(acc.__getitem__, atoms)), constant))
+    return _make(_ADD, tuple(atoms), (tuple([acc[t] for t in atoms]), constant))
 
 
 def linear_update(
