@@ -98,12 +98,13 @@ class _Rewriter:
         """
         memo, stack, active = self.memo, self.stack, self.active
         in_memo, memo_get = memo.__contains__, memo.get
+        push, pop = stack.append, stack.pop
         dispatch = self.ruleset.dispatchers()
         counts, steps, trace, max_steps = self.counts, self.steps, self.trace, self.max_steps
         n_steps = self.n_steps
-        stack.append((term, _VISIT, None))
+        push((term, _VISIT, None))
         while stack:
-            t, state, target = stack.pop()
+            t, state, target = pop()
             if state == _LINK:
                 assert target is not None
                 memo[t] = memo[target]
@@ -121,16 +122,21 @@ class _Rewriter:
                 if not args and dispatch[t.op] is None:
                     memo[t] = t
                     continue
-                active.add(t)
-                height = len(stack)
-                stack.append((t, _REDUCE, None))
+                # Operands first: the REDUCE frame goes under the first one to visit. ``t``
+                # is active (cycle detection) from here until it is rewritten; while no
+                # frame is pushed nothing can look, so it is added only when one is.
+                waiting = False
                 changed = False  # an operand already rewritten to another term
                 if len(args) <= _FEW:
                     for c in args:
                         m = memo_get(c)
                         if m is None:
                             if c.args or dispatch[c.op] is not None:
-                                stack.append((c, _VISIT, None))
+                                if not waiting:
+                                    waiting = True
+                                    active.add(t)
+                                    push((t, _REDUCE, None))
+                                push((c, _VISIT, None))
                             else:
                                 memo[c] = c  # a leaf: its own normal form
                         elif m is not c:
@@ -139,12 +145,15 @@ class _Rewriter:
                     changed = True  # (not tracked: the check below decides)
                     for c in filterfalse(in_memo, args):
                         if c.args or dispatch[c.op] is not None:
-                            stack.append((c, _VISIT, None))
+                            if not waiting:
+                                waiting = True
+                                active.add(t)
+                                push((t, _REDUCE, None))
+                            push((c, _VISIT, None))
                         else:
                             memo[c] = c
-                if len(stack) > height + 1:
+                if waiting:
                     continue
-                stack.pop()  # no operand to rewrite first: reduce now
             else:
                 changed = True  # operands were rewritten since the visit: check them
             # REDUCE: rebuild from the rewritten operands, then try the rules.
@@ -169,30 +178,29 @@ class _Rewriter:
                         active.discard(t)
                         continue
             rules = dispatch[u.op]
-            found = None
-            if rules is None:
-                pass
-            elif n_steps >= max_steps:
-                # Out of budget: only a rule that would still apply makes the result non-normal.
-                if self.reason is _FIXED_POINT and rules(u) is not None:
+            if rules is not None:
+                if n_steps < max_steps:
+                    found = rules(u)
+                    if found is not None:
+                        out, name = found
+                        n_steps += 1
+                        counts[name] += 1
+                        if trace:
+                            steps.append(Step(name, u, out))
+                        active.add(t)
+                        if u is not t:
+                            active.add(u)
+                            push((t, _LINK, u))
+                        push((u, _LINK, out))
+                        push((out, _VISIT, None))
+                        continue
+                elif self.reason is _FIXED_POINT and rules(u) is not None:
+                    # Out of budget: only a rule that would still apply makes the result
+                    # non-normal.
                     self.reason = _STEP_LIMIT
-            else:
-                found = rules(u)
-            if found is None:
-                memo[u] = u
-                memo[t] = u
-                active.discard(t)
-                continue
-            out, name = found
-            n_steps += 1
-            counts[name] += 1
-            if trace:
-                steps.append(Step(name, u, out))
-            if u is not t:
-                active.add(u)
-                stack.append((t, _LINK, u))
-            stack.append((u, _LINK, out))
-            stack.append((out, _VISIT, None))
+            memo[u] = u
+            memo[t] = u
+            active.discard(t)
         self.n_steps = n_steps
         return RewriteResult(memo[term], self.reason, n_steps, counts, steps)
 

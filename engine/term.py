@@ -275,6 +275,8 @@ _REMOVE: Final[Callable[[Any], None]] = getattr(_TABLE, "_remove")  # noqa: B009
 _PENDING: Final[list[Any]] = getattr(_TABLE, "_pending_removals")  # noqa: B009
 assert [op.value for op in Op] == list(range(len(Op)))  # ops index tuples
 _SKEY_HEAD: Final = tuple(2 + _RANK[op] for op in Op)  # first item of a compound's skey
+_ADD_VALUE: Final = Op.ADD.value
+_ADD_SKEY_HEAD: Final = _SKEY_HEAD[Op.ADD]
 
 
 def _make(op: Op, args: tuple[Term, ...], arg: Any) -> Term:
@@ -427,8 +429,50 @@ def _linear_from(acc: dict[Term, int], constant: int) -> Term:
         return const(constant)
     if len(atoms) == 1 and constant == 0 and acc[atoms[0]] == 1:
         return atoms[0]
-    atoms = _sorted(atoms)
-    return _make(_ADD, tuple(atoms), (tuple([acc[t] for t in atoms]), constant))
+    if len(atoms) > 1:
+        atoms = _sorted(atoms)
+    return _make_sum(tuple(atoms), tuple([acc[t] for t in atoms]), constant)
+
+
+def _make_sum(atoms: tuple[Term, ...], coefs: tuple[int, ...], constant: int) -> Term:
+    """``_make(ADD, atoms, (coefs, constant))``, with the range and hash computed inline."""
+    arg = (coefs, constant)
+    key = (_ADD, atoms, arg)
+    ref = _DATA.get(key)
+    if ref is not None:
+        found: Term | None = ref()
+        if found is not None:
+            return found
+    term = object.__new__(Term)
+    term.op = _ADD
+    term.args = atoms
+    term.arg = arg
+    lo: int | None = constant
+    hi: int | None = constant
+    for t, c in zip(atoms, coefs, strict=False):  # _sum_range
+        if c > 0:
+            tlo, thi = t.vmin, t.vmax
+        else:
+            tlo, thi = t.vmax, t.vmin
+        lo = None if lo is None or tlo is None else lo + c * tlo
+        hi = None if hi is None or thi is None else hi + c * thi
+    term.vmin = lo
+    term.vmax = hi
+    if len(atoms) == 2:  # _structural_hash
+        h = hash((_ADD_VALUE, atoms[0].h, atoms[1].h))
+    else:
+        hashes = tuple([_MINUS_ONE_HASH if c == -1 else hash(c) for c in coefs])
+        extra = hash((hashes, _MINUS_ONE_HASH if constant == -1 else hash(constant)))
+        h = hash((_ADD_VALUE, tuple([t.h for t in atoms]), extra))
+    term.h = h
+    term.skey = (_ADD_SKEY_HEAD, h)
+    ref = _KeyedRef(term, _REMOVE)
+    ref.key = key
+    if _PENDING:  # only while someone iterates over the table
+        _TABLE[key] = term
+    else:
+        _DATA[key] = ref
+    return term
 
 
 def linear_update(

@@ -94,3 +94,16 @@ def test_lookup_finds_live_terms_only() -> None:
     del q
     gc.collect()
     assert lookup(Op.FLOORDIV, (x, eight)) is None
+
+
+@SETTINGS
+@given(sums())
+def test_sums_are_made_like_every_other_term(t: Term) -> None:
+    """The dedicated sum constructor computes the generic range, hash and structural key."""
+    from quorem.engine import term as term_module
+
+    if t.op is not Op.ADD:
+        return
+    assert (t.vmin, t.vmax) == term_module._range_of(Op.ADD, t.args, t.arg)
+    assert t.h == term_module._structural_hash(Op.ADD, t.args, t.arg)
+    assert t.skey == (2 + term_module._RANK[Op.ADD], t.h)
