@@ -37,6 +37,7 @@ from quorem.engine.api import (
 )
 from quorem.engine.ops import Op
 from quorem.engine.rewrite import DEFAULT_MAX_STEPS, rewrite
+from quorem.engine.rule import Rule
 
 __all__ = ["main", "parse_var"]
 
@@ -487,14 +488,37 @@ def _semantics_text(semantics: Sequence[Semantics]) -> str:
 
 
 def cmd_rules(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    """``quorem rules``: each shipped rule's name, location, semantics and doc line."""
+    """``quorem rules``: each shipped rule's name, semantics, proof status, location, doc."""
     rules = default_ruleset().rules
     width = max((len(r.name) for r in rules), default=0)
+    statuses = _proof_statuses(rules)
     for r in rules:
-        out.write(f"{r.name:<{width}}  {_semantics_text(r.semantics):<12}  {r.location}\n")
+        status = statuses.get(r.name, "not verified")
+        out.write(
+            f"{r.name:<{width}}  {_semantics_text(r.semantics):<12}  {status:<14}  {r.location}\n"
+        )
         out.write(f"  {r.doc}\n")
-    out.write(f"{len(rules)} rules\n")
+    out.write(f"{len(rules)} rules (proof status from the proof cache: run quorem verify)\n")
     return EXIT_OK
+
+
+def _proof_statuses(rules: Sequence[Rule]) -> dict[str, str]:
+    """Each rule's weakest cached proof result over its equivalence obligations."""
+    try:
+        from quorem.verify.cache import ProofCache  # noqa: PLC0415  (optional Z3)
+        from quorem.verify.prove import obligations_of  # noqa: PLC0415
+    except ImportError:
+        return {}
+    cache = ProofCache()
+    out: dict[str, str] = {}
+    for rule in rules:
+        found = [cache.get(ob) for ob in obligations_of(rule) if ob.kind == "equivalence"]
+        states = {e.get("status") if e else "not verified" for e in found}
+        for worst in ("unsound", "not verified", "proven"):
+            if worst in states:
+                out[rule.name] = worst
+                break
+    return out
 
 
 # ------------------------------------------------------------------------------ parser

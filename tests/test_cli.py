@@ -414,7 +414,23 @@ def test_rules_lists_shipped_rules(capsys: pytest.CaptureFixture[str]) -> None:
         assert rule.location in out
         assert rule.doc in out
     assert any(line.split()[1:2] == ["any"] for line in out.splitlines())
-    assert out.endswith(f"{len(rules)} rules\n")
+    assert f"{len(rules)} rules (proof status" in out
+
+
+def test_rules_show_proof_status(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`quorem rules` shows each rule's proof status from the proof cache."""
+    pytest.importorskip("z3")
+    from quorem.verify.cli import main as verify_main
+
+    monkeypatch.setenv("QUOREM_CACHE_DIR", str(tmp_path))
+    assert run(capsys, "rules")[0] == 0
+    assert verify_main(["--rule", "max-of-same", "--obligation", "equivalence"]) == 0
+    capsys.readouterr()
+    _, out, _ = run(capsys, "rules")
+    line = next(x for x in out.splitlines() if x.startswith("max-of-same"))
+    assert "proven" in line.split()
 
 
 # --------------------------------------------------------------------------- processes
