@@ -86,6 +86,34 @@ def summary(times: dict[str, list[float]]) -> dict[str, float]:
     }
 
 
+def count_opcodes(cases: list[dict[str, Any]], rules: quorem.RuleSet) -> float:
+    """Mean Python bytecodes executed per simplify: a deterministic measure of work,
+    unaffected by a busy machine (C-level work, e.g. dictionary look-ups, is not counted)."""
+    count = 0
+
+    def tracer(frame: Any, event: str, arg: Any) -> Any:
+        nonlocal count
+        frame.f_trace_opcodes = True
+        if event == "opcode":
+            count += 1
+        return tracer
+
+    for c in cases:
+        quorem.simplify(parse(c), rules)  # warm-up
+    total = 0
+    for c in cases:
+        t = parse(c)
+        count = 0
+        sys.settrace(tracer)
+        try:
+            quorem.simplify(t, rules)
+        finally:
+            sys.settrace(None)
+        total += count
+        del t
+    return total / len(cases)
+
+
 def bench_deep_parse(depth: int, repeats: int) -> float:
     """Best seconds to parse a sum nested ``depth`` deep (tests/test_rewrite.py's)."""
     text = "x" + "".join(f" + (y{i % 7} % 8 + 1" for i in range(depth)) + ")" * depth
@@ -117,6 +145,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--long-sum", type=int, default=500, help="pairs in the long-sum test")
     ap.add_argument("--no-extras", action="store_true", help="seed cases only")
     ap.add_argument(
+        "--opcodes", action="store_true", help="also count bytecodes per simplify (slow)"
+    )
+    ap.add_argument(
         "--clock",
         choices=["wall", "cpu"],
         default="wall",
@@ -138,6 +169,9 @@ def main(argv: list[str] | None = None) -> int:
             f"  p90 {stats['p90_us']:7.1f} us  mean {stats['mean_us']:7.1f} us"
             f"  (cases {stats['min_case_us']:.1f} .. {stats['max_case_us']:.1f} us)"
         )
+        if args.opcodes:
+            mean = count_opcodes(cases, ruleset(path))
+            print(f"simplify [{path:9s}] {mean:.0f} Python bytecodes per case (mean)")
     if not args.no_extras:
         seconds = bench_deep_parse(args.depth, 2)
         print(f"parse of a sum nested {args.depth} deep: {seconds:.2f} s (CPU, best of 2)")

@@ -70,7 +70,16 @@ from quorem.engine.rule import (
 )
 from quorem.engine.term import Term
 
-__all__ = ["Applier", "Dispatch", "RuleCode", "compile_dispatch", "compile_rule", "sum_needs"]
+__all__ = [
+    "Applier",
+    "Dispatch",
+    "DispatchEntry",
+    "Needs",
+    "RuleCode",
+    "compile_dispatch",
+    "compile_rule",
+    "sum_needs",
+]
 
 Applier = Callable[[Term], "Term | None"]
 
@@ -101,47 +110,91 @@ def compile_rule(rule: Rule, semantics: Semantics | None) -> RuleCode | None:
     return RuleCode(fn, source)
 
 
-def sum_needs(rule: Rule, semantics: Semantics | None) -> frozenset[Op]:
-    """Operators a sum's atoms must include for ``rule``'s sum pattern to match it.
+Needs = tuple[tuple[int | None, frozenset[Op]], ...]
+
+
+def sum_needs(rule: Rule, semantics: Semantics | None) -> Needs:
+    """Operators a node's sums must include for ``rule`` to match it.
 
     Every operator addend of a sum pattern (``x % N`` in ``x % N + (x // N)*N + y``) matches
-    a distinct atom with that operator. Empty for a pattern that is not a sum.
+    a distinct atom with that operator. Returns ``(where, operators)`` pairs: ``where`` is
+    None for a sum pattern at the root, or ``i`` for one that is operand ``i`` of a
+    non-commutative root (``(a // C1 + y) // C3``); a term that is not a sum counts as the
+    sum of itself.
     """
+
+    def ops_of(p: PSum) -> frozenset[Op]:
+        return frozenset(
+            pattern_op(a.pattern.op, semantics) for a in p.addends if isinstance(a.pattern, POp)
+        )
+
     p = rule.pattern
-    if not isinstance(p, PSum):
-        return frozenset()
-    return frozenset(
-        pattern_op(a.pattern.op, semantics) for a in p.addends if isinstance(a.pattern, POp)
-    )
+    out: list[tuple[int | None, frozenset[Op]]] = []
+    if isinstance(p, PSum):
+        out.append((None, ops_of(p)))
+    elif isinstance(p, POp) and pattern_op(p.op, semantics) not in COMMUTATIVE:
+        out.extend((i, ops_of(c)) for i, c in enumerate(p.children) if isinstance(c, PSum))
+    return tuple((where, ops) for where, ops in out if ops)
 
 
-def compile_dispatch(entries: Sequence[tuple[Applier, str, frozenset[Op]]]) -> Dispatch:
+@dataclasses.dataclass(frozen=True, slots=True)
+class DispatchEntry:
+    """One rule instance for :func:`compile_dispatch`."""
+
+    fn: Applier  # what applies the rule (compiled, or the reference)
+    name: str
+    needs: Needs  # see sum_needs
+    rule: Rule | None = None  # to inline the rule's compiled code; None: call ``fn``
+    semantics: Semantics | None = None
+
+
+def compile_dispatch(entries: Sequence[DispatchEntry]) -> Dispatch:
     """One function trying the rules of one operator in order.
 
-    ``entries`` are ``(apply, name, needs)`` in priority order; the function returns the
-    first rewrite and its rule's name, or None. A rule whose ``needs`` (see
-    :func:`sum_needs`) are not all among the node's atom operators is skipped without a
-    call: it cannot match. The atom operators are collected once per node.
+    It returns the first rewrite and its rule's name, or None. Compiled rules are inlined
+    (no call per rule), others called. A rule whose ``needs`` (see :func:`sum_needs`) are
+    not met is skipped: it cannot match. The operators of a sum's atoms are collected once
+    per node, when first needed.
     """
     lines = ["def _dispatch(t):"]
-    namespace: dict[str, Any] = {f"_OP_{op.name}": op for op in Op}
-    if any(needs for _, _, needs in entries):
-        lines.append("    ops = _atom_ops(t.args)")
-        namespace["_atom_ops"] = RUNTIME["_atom_ops"]
-    for i, (fn, name, needs) in enumerate(entries):
-        namespace[f"_f{i}"] = fn
-        namespace[f"_n{i}"] = name
-        ind = "    "
-        if needs:
-            cond = " and ".join(f"_OP_{op.name} in ops" for op in sorted(needs))
-            lines.append(f"    if {cond}:")
-            ind = "        "
-        lines.append(f"{ind}out = _f{i}(t)")
-        lines.append(f"{ind}if out is not None: return out, _n{i}")
+    namespace: dict[str, Any] = dict(RUNTIME)
+    known: set[int | None] = set()
+    for i, entry in enumerate(entries):
+        namespace[f"_f{i}"] = entry.fn
+        namespace[f"_n{i}"] = entry.name
+        conds = []
+        for where, ops in entry.needs:
+            var = "ops" if where is None else f"ops{where}"
+            if where not in known:
+                known.add(where)
+                source = "_atom_ops(t.args)" if where is None else f"_sum_ops(t.args[{where}])"
+                lines.append(f"    {var} = {source}")
+            conds += [f"_OP_{op.name} in {var}" for op in sorted(ops)]
+        ind = 1
+        if conds:
+            lines.append(f"    if {' and '.join(conds)}:")
+            ind = 2
+        block = None
+        if entry.rule is not None:
+            try:
+                compiler = _RuleCompiler(entry.rule, entry.semantics)
+                compiler.prefix = f"r{i}_"
+                block = compiler.block(ind, f"_n{i}")
+            except Unsupported:
+                block = None
+        if block is None:
+            lines.append(f"{'    ' * ind}out = _f{i}(t)")
+            lines.append(f"{'    ' * ind}if out is not None: return out, _n{i}")
+        else:
+            lines.append(f"{'    ' * ind}# {entry.name}")
+            lines.extend(block)
     lines.append("    return None")
     exec(compile("\n".join(lines) + "\n", "<dispatch>", "exec"), namespace)
     dispatch: Dispatch = namespace["_dispatch"]
     return dispatch
+
+
+_MAX_LINES = 4000  # a rule compiled to more is pathological: left to the reference
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -205,6 +258,7 @@ class _RuleCompiler(ExprCompiler):
     def __init__(self, rule: Rule, sem: Semantics | None) -> None:
         super().__init__(rule, sem)
         self.lines: list[str] = []
+        self.returns = ""  # what follows the rewrite in a return statement
         self.let_exprs: dict[str, Expr] = {}
         self.cheap_lets: set[str] = set()  # lets that cannot fail: built when first needed
         self.items: list[_Item] = []
@@ -311,14 +365,29 @@ class _RuleCompiler(ExprCompiler):
         return ind + 1
 
     def source(self) -> str:
+        """The rule as a function ``_apply(t)``: the rewrite, or None."""
         self.emit(0, "def _apply(t):")
         st = State({}, frozenset(), {}, top=True)
         st, ind = self.flush(st, 1)
         self.match(_Node(self.rule.pattern, (), "t"), st, ind, self.finish)
         self.emit(1, "return None")
-        if len(self.lines) > 4000:
+        if len(self.lines) > _MAX_LINES:
             raise Unsupported  # pathological pattern: not worth compiling
         return "\n".join(self.lines) + "\n"
+
+    def block(self, ind: int, name: str) -> list[str]:
+        """The rule as statements at indentation ``ind`` inside a function of ``t``.
+
+        They return ``(rewrite, name)`` when the rule applies (``name`` is the local or
+        global holding its name) and fall through otherwise.
+        """
+        self.returns = f", {name}"
+        st = State({}, frozenset(), {}, top=False)
+        st, ind = self.flush(st, ind)
+        self.match(_Node(self.rule.pattern, (), "t"), st, ind, self.finish)
+        if len(self.lines) > _MAX_LINES:
+            raise Unsupported
+        return self.lines
 
     def match(self, node: _Node, st: State, ind: int, k: Cont) -> None:
         """Emit code matching ``node``'s pattern against its term; ``k`` emits what follows."""
@@ -346,6 +415,12 @@ class _RuleCompiler(ExprCompiler):
             k(st, ind)
         elif isinstance(p, POp):
             self.match_op(node, p, st, ind, k)
+        elif isinstance(p, PSum) and not (p.addends or p.rest or p.seq) and p.const is not None:
+            # A sum of a constant alone (``x // -1``) matches a constant term only.
+            ind = self.check(st, ind, f"{tv}.op is _OP_CONST")
+            st, ind = self.bind_const(p.const, f"{tv}.arg", st, ind)
+            st, ind = self.matched(node, st, ind)
+            k(st, ind)
         else:
             assert isinstance(p, PSum)
             self.match_sum(node, p, st, ind, k)
@@ -635,7 +710,7 @@ class _RuleCompiler(ExprCompiler):
             for line in pre:
                 self.emit(ind, line)
             self.emit(ind, f"{out} = {code}")
-        self.emit(ind, f"if {out} is not t: return {out}")
+        self.emit(ind, f"if {out} is not t: return {out}{self.returns}")
 
     def fusable(self, e: Expr, name: str) -> bool:
         """Whether every use of ``name`` in ``e`` is an addend of the top-level sum."""

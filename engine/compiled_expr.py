@@ -247,6 +247,17 @@ def _atom_ops(atoms: tuple[Term, ...]) -> set[Op]:
     return {a.op for a in atoms} if len(atoms) <= BIG_SUM else atom_ops(atoms)
 
 
+def _sum_ops(t: Term) -> set[Op] | frozenset[Op]:
+    """The operators of the atoms of ``t`` seen as a sum (a non-sum is its only atom)."""
+    if t.op is _ADD:
+        return _atom_ops(t.args)
+    return _NO_OPS if t.op is _CONST else {t.op}
+
+
+_ADD, _CONST = Op.ADD, Op.CONST
+_NO_OPS: Final[frozenset[Op]] = frozenset()
+
+
 _FAIL: Final = object()
 
 BIG_SUM: Final = 24  # a sum with more atoms is long: find atoms by bisection and dictionary
@@ -302,6 +313,7 @@ RUNTIME: Final[dict[str, Any]] = {
             _locate,
             _op_slices,
             _atom_ops,
+            _sum_ops,
         )
     },
 }
@@ -464,6 +476,7 @@ class ExprCompiler:
         self.sem = sem
         self.term_sem = sem or Semantics.FLOOR
         self.counter = 0
+        self.prefix = ""  # of local names, to inline several rules in one function
         self.kinds: dict[str, NameKind] = {}
         self.seq_of: dict[str, tuple[str, str]] = {}  # sequence name -> its (K, t) pair
         self.nodes: dict[Path, POp] = {}
@@ -718,7 +731,7 @@ class ExprCompiler:
     def fresh(self, base: str) -> str:
         """A new local variable name."""
         self.counter += 1
-        return f"{base}{self.counter}"
+        return f"{self.prefix}{base}{self.counter}"
 
     def rest_pairs(self, r: Rest, scale: str | None) -> str:
         """Code iterating the ``(atom, coefficient * scale)`` pairs of a rest."""

@@ -159,11 +159,14 @@ class _Rewriter:
             # REDUCE: rebuild from the rewritten operands, then try the rules.
             u = t
             if args and changed:
-                new_args = (
-                    tuple([memo[c] for c in args])
-                    if len(args) <= _FEW
-                    else tuple(map(memo.__getitem__, args))
-                )
+                new_args: tuple[Term, ...]
+                if len(args) == 2:  # most operators
+                    a, b = args
+                    new_args = (memo[a], memo[b])
+                elif len(args) <= _FEW:
+                    new_args = tuple([memo[c] for c in args])
+                else:
+                    new_args = tuple(map(memo.__getitem__, args))
                 if new_args != args:  # Term has no __eq__: this compares identities
                     try:
                         u = rebuild(t, new_args)

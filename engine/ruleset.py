@@ -9,6 +9,7 @@ from pathlib import Path
 from quorem.engine.compiled import (
     Applier,
     Dispatch,
+    DispatchEntry,
     RuleCode,
     compile_dispatch,
     compile_rule,
@@ -219,7 +220,18 @@ class RuleSet:
                 by_op[root].append(c)
         self._by_op = {op: tuple(rs) for op, rs in by_op.items()}
         self._dispatch: dict[Op, Dispatch | None] = {
-            op: compile_dispatch([(c.fn, c.name, sum_needs(c.rule, c.semantics)) for c in rs])
+            op: compile_dispatch(
+                [
+                    DispatchEntry(
+                        c.fn,
+                        c.name,
+                        sum_needs(c.rule, c.semantics),
+                        c.rule if c.code is not None else None,
+                        c.semantics,
+                    )
+                    for c in rs
+                ]
+            )
             if rs
             else None
             for op, rs in by_op.items()

@@ -310,6 +310,47 @@ def _make(op: Op, args: tuple[Term, ...], arg: Any) -> Term:
     return term
 
 
+def _make_binary(op: Op, a: Term, b: Term) -> Term:
+    """``_make(op, (a, b), None)`` for a binary operator other than ``MUL``, inlined."""
+    args = (a, b)
+    key = (op, args, None)
+    ref = _DATA.get(key)
+    if ref is not None:
+        found: Term | None = ref()
+        if found is not None:
+            return found
+    term = object.__new__(Term)
+    term.op = op
+    term.args = args
+    term.arg = None
+    lo, hi, d = a.vmin, a.vmax, b.arg
+    if (
+        (op is _FLOORDIV or op is _FLOORMOD)
+        and b.op is _CONST
+        and d > 0
+        and lo is not None
+        and hi is not None
+    ):  # _floor_by_positive_const
+        if op is _FLOORDIV:
+            term.vmin, term.vmax = lo // d, hi // d
+        elif lo // d == hi // d:
+            k = lo // d
+            term.vmin, term.vmax = lo - k * d, hi - k * d
+        else:
+            term.vmin, term.vmax = 0, d - 1
+    else:
+        term.vmin, term.vmax = _BINARY_RANGE[op]((lo, hi), (b.vmin, b.vmax))
+    h = term.h = hash((_OP_VALUE[op], a.h, b.h))
+    term.skey = (_SKEY_HEAD[op], h)
+    ref = _KeyedRef(term, _REMOVE)
+    ref.key = key
+    if _PENDING:  # only while someone iterates over the table
+        _TABLE[key] = term
+    else:
+        _DATA[key] = ref
+    return term
+
+
 def _structural_cmp(a: Term, b: Term) -> int:
     """Total order on structure, used only when two structural keys collide."""
     stack = [(a, b)]
@@ -449,13 +490,16 @@ def _make_sum(atoms: tuple[Term, ...], coefs: tuple[int, ...], constant: int) ->
     term.arg = arg
     lo: int | None = constant
     hi: int | None = constant
-    for t, c in zip(atoms, coefs, strict=False):  # _sum_range
-        if c > 0:
-            tlo, thi = t.vmin, t.vmax
-        else:
-            tlo, thi = t.vmax, t.vmin
-        lo = None if lo is None or tlo is None else lo + c * tlo
-        hi = None if hi is None or thi is None else hi + c * thi
+    try:  # every bound finite, the usual case: c * None raises
+        for t, c in zip(atoms, coefs, strict=False):
+            if c > 0:
+                lo += c * t.vmin  # type: ignore[operator]
+                hi += c * t.vmax  # type: ignore[operator]
+            else:
+                lo += c * t.vmax  # type: ignore[operator]
+                hi += c * t.vmin  # type: ignore[operator]
+    except TypeError:
+        lo, hi = _sum_range(atoms, coefs, constant)
     term.vmin = lo
     term.vmax = hi
     if len(atoms) == 2:  # _structural_hash
@@ -558,7 +602,7 @@ def div(a: Term, b: Term, semantics: Semantics) -> Term:
     """
     if b.op is _CONST and b.arg == 0:
         _zero_divisor(a, "//" if semantics is Semantics.FLOOR else "truncdiv")
-    return _make(_FLOORDIV if semantics is _S_FLOOR else DIV_OF[semantics], (a, b), None)
+    return _make_binary(_FLOORDIV if semantics is _S_FLOOR else DIV_OF[semantics], a, b)
 
 
 def mod(a: Term, b: Term, semantics: Semantics) -> Term:
@@ -568,7 +612,7 @@ def mod(a: Term, b: Term, semantics: Semantics) -> Term:
     """
     if b.op is _CONST and b.arg == 0:
         _zero_divisor(a, "%" if semantics is Semantics.FLOOR else "truncmod")
-    return _make(_FLOORMOD if semantics is _S_FLOOR else MOD_OF[semantics], (a, b), None)
+    return _make_binary(_FLOORMOD if semantics is _S_FLOOR else MOD_OF[semantics], a, b)
 
 
 def _ordered_pair(a: Term, b: Term) -> tuple[Term, Term]:
@@ -583,20 +627,20 @@ def _ordered_pair(a: Term, b: Term) -> tuple[Term, Term]:
 
 def maximum(a: Term, b: Term) -> Term:
     """The term ``max(a, b)``."""
-    return _make(_MAX, _ordered_pair(a, b), None)
+    return _make_binary(_MAX, *_ordered_pair(a, b))
 
 
 def minimum(a: Term, b: Term) -> Term:
     """The term ``min(a, b)``."""
-    return _make(_MIN, _ordered_pair(a, b), None)
+    return _make_binary(_MIN, *_ordered_pair(a, b))
 
 
 def compare(op: Op, a: Term, b: Term) -> Term:
     """The 0/1 term ``a op b`` for ``op`` in ``LT``, ``LE``, ``EQ``, ``NE``."""
     if op in (_EQ, _NE):
-        return _make(op, _ordered_pair(a, b), None)
+        return _make_binary(op, *_ordered_pair(a, b))
     if op in (_LT, _LE):
-        return _make(op, (a, b), None)
+        return _make_binary(op, a, b)
     raise TermError(f"{op.name} is not a comparison")
 
 

@@ -239,6 +239,7 @@ def test_random_terms_agree_extra_rules(case: strategies.Case) -> None:
     extra = _extra()
     both = RuleSet([*default_ruleset().rules, *extra.rules])
     _assert_agree(_terms_met(case.term, rules=both) | _terms_met(case.term, extra), extra)
+    _assert_same_run(case.term, both, 1000)  # the rules inlined in the dispatchers, too
 
 
 def test_unsupported_rule_falls_back_to_reference() -> None:
