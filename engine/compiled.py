@@ -148,10 +148,11 @@ class DispatchEntry:
     semantics: Semantics | None = None
 
 
-def compile_dispatch(entries: Sequence[DispatchEntry]) -> Dispatch:
+def compile_dispatch(op: Op, entries: Sequence[DispatchEntry]) -> Dispatch:
     """One function trying the rules of one operator in order.
 
-    It returns the first rewrite and its rule's name, or None. Compiled rules are inlined
+    ``op`` is the operator of every node it is given. It returns the first rewrite and its
+    rule's name, or None. Compiled rules are inlined
     (no call per rule), others called. A rule whose ``needs`` (see :func:`sum_needs`) are
     not met is skipped: it cannot match. The operators of a sum's atoms are collected once
     per node, when first needed.
@@ -159,6 +160,13 @@ def compile_dispatch(entries: Sequence[DispatchEntry]) -> Dispatch:
     lines = ["def _dispatch(t):"]
     namespace: dict[str, Any] = dict(RUNTIME)
     known: set[int | None] = set()
+    parts: tuple[str, ...] = ()
+    if op is Op.ADD:
+        parts = ("_at", "_co", "_k")
+        lines.append("    _at = t.args; _co, _k = t.arg")
+    elif op is not Op.MUL:
+        parts = ("_t0", "_t1")
+        lines.append("    _t0, _t1 = t.args")
     for i, entry in enumerate(entries):
         namespace[f"_f{i}"] = entry.fn
         namespace[f"_n{i}"] = entry.name
@@ -179,7 +187,7 @@ def compile_dispatch(entries: Sequence[DispatchEntry]) -> Dispatch:
             try:
                 compiler = _RuleCompiler(entry.rule, entry.semantics)
                 compiler.prefix = f"r{i}_"
-                block = compiler.block(ind, f"_n{i}")
+                block = compiler.block(ind, f"_n{i}", parts) if parts else None
             except Unsupported:
                 block = None
         if block is None:
@@ -259,6 +267,7 @@ class _RuleCompiler(ExprCompiler):
         super().__init__(rule, sem)
         self.lines: list[str] = []
         self.returns = ""  # what follows the rewrite in a return statement
+        self.unpacked: dict[str, tuple[str, ...]] = {}  # term local -> locals of its parts
         self.let_exprs: dict[str, Expr] = {}
         self.cheap_lets: set[str] = set()  # lets that cannot fail: built when first needed
         self.items: list[_Item] = []
@@ -375,16 +384,19 @@ class _RuleCompiler(ExprCompiler):
             raise Unsupported  # pathological pattern: not worth compiling
         return "\n".join(self.lines) + "\n"
 
-    def block(self, ind: int, name: str) -> list[str]:
-        """The rule as statements at indentation ``ind`` inside a function of ``t``.
+    def block(self, ind: int, name: str, parts: tuple[str, ...]) -> list[str]:
+        """The rule as statements at indentation ``ind`` inside a dispatcher of ``t``.
 
-        They return ``(rewrite, name)`` when the rule applies (``name`` is the local or
-        global holding its name) and fall through otherwise.
+        ``t`` has the operator at the rule's root, and its parts are already in the
+        ``parts`` locals (its two operands, or a sum's atoms, coefficients and constant).
+        The statements return ``(rewrite, name)`` when the rule applies (``name`` is the
+        local or global holding its name) and fall through otherwise.
         """
         self.returns = f", {name}"
+        self.unpacked["t"] = parts
         st = State({}, frozenset(), {}, top=False)
         st, ind = self.flush(st, ind)
-        self.match(_Node(self.rule.pattern, (), "t"), st, ind, self.finish)
+        self.match(_Node(self.rule.pattern, (), "t", op_checked=True), st, ind, self.finish)
         if len(self.lines) > _MAX_LINES:
             raise Unsupported
         return self.lines
@@ -438,8 +450,12 @@ class _RuleCompiler(ExprCompiler):
             cond += f"{' and ' if cond else ''}len({tv}.args) == 2"
         if cond:
             ind = self.check(st, ind, cond)
-        args = (self.fresh("a"), self.fresh("a"))
-        self.emit(ind, f"{args[0]}, {args[1]} = {tv}.args")
+        known = self.unpacked.get(tv)
+        if known is not None and op is not Op.MUL:
+            args = (known[0], known[1])
+        else:
+            args = (self.fresh("a"), self.fresh("a"))
+            self.emit(ind, f"{args[0]}, {args[1]} = {tv}.args")
         orders = [(0, 1), (1, 0)] if op in COMMUTATIVE else [(0, 1)]
         if len(orders) > 1:
             st = dataclasses.replace(st, top=False)
@@ -458,13 +474,17 @@ class _RuleCompiler(ExprCompiler):
 
     def match_sum(self, node: _Node, p: PSum, st: State, ind: int, k: Cont) -> None:
         tv = node.term
-        at, co, kk = self.fresh("at"), self.fresh("co"), self.fresh("k")
-        self.emit(ind, f"if {tv}.op is _OP_ADD:")
-        self.emit(ind + 1, f"{at} = {tv}.args; {co} = {tv}.arg[0]; {kk} = {tv}.arg[1]")
-        self.emit(ind, f"elif {tv}.op is _OP_CONST:")
-        self.emit(ind + 1, f"{at} = (); {co} = (); {kk} = {tv}.arg")
-        self.emit(ind, "else:")
-        self.emit(ind + 1, f"{at} = ({tv},); {co} = (1,); {kk} = 0")
+        known = self.unpacked.get(tv)
+        if known is not None and node.op_checked:  # a sum whose parts a dispatcher unpacked
+            at, co, kk = known
+        else:
+            at, co, kk = self.fresh("at"), self.fresh("co"), self.fresh("k")
+            self.emit(ind, f"if {tv}.op is _OP_ADD:")
+            self.emit(ind + 1, f"{at} = {tv}.args; {co} = {tv}.arg[0]; {kk} = {tv}.arg[1]")
+            self.emit(ind, f"elif {tv}.op is _OP_CONST:")
+            self.emit(ind + 1, f"{at} = (); {co} = (); {kk} = {tv}.arg")
+            self.emit(ind, "else:")
+            self.emit(ind + 1, f"{at} = ({tv},); {co} = (1,); {kk} = 0")
         constant = kk
         if p.const is not None:
             st, ind = self.bind_const(p.const, kk, st, ind)

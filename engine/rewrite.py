@@ -14,7 +14,9 @@ import enum
 from collections import Counter
 from itertools import filterfalse
 
+from quorem.engine.compiled import Dispatch
 from quorem.engine.errors import TermError
+from quorem.engine.ops import Op
 from quorem.engine.ruleset import RuleSet
 from quorem.engine.term import Term, rebuild
 
@@ -75,75 +77,54 @@ _VISIT, _REDUCE, _LINK = 0, 1, 2
 _FEW = 8  # operands; a node with more (a long sum) is scanned with C-level iterators
 
 
-class _Rewriter:
-    def __init__(self, ruleset: RuleSet, max_steps: int, trace: bool) -> None:
-        self.ruleset = ruleset
-        self.max_steps = max_steps
-        self.trace = trace
-        self.memo: dict[Term, Term] = {}
-        self.active: set[Term] = set()
-        self.counts: Counter[str] = Counter()
-        self.steps: list[Step] = []
-        self.n_steps = 0
-        self.reason = _FIXED_POINT
-        self.stack: list[tuple[Term, int, Term | None]] = []
+def _run(  # noqa: PLR0915  (one loop, inlined for speed)
+    term: Term, dispatch: dict[Op, Dispatch | None], max_steps: int, trace: bool
+) -> RewriteResult:
+    """The work loop: one frame at a time, with VISIT and REDUCE inlined for speed.
 
-    def run(self, term: Term) -> RewriteResult:  # noqa: PLR0915  (one loop, inlined for speed)
-        """The work loop: one frame at a time, with VISIT and REDUCE inlined for speed.
-
-        A leaf (no operands; no rule is indexed under CONST or VAR) is its own normal form
-        at once, even when met as an operand, and a node whose operands are all rewritten
-        already is reduced without a round trip through the stack: the rules are applied in
-        the same order as when every frame goes through the stack.
-        """
-        memo, stack, active = self.memo, self.stack, self.active
-        in_memo, memo_get = memo.__contains__, memo.get
-        push, pop = stack.append, stack.pop
-        dispatch = self.ruleset.dispatchers()
-        counts, steps, trace, max_steps = self.counts, self.steps, self.trace, self.max_steps
-        n_steps = self.n_steps
-        push((term, _VISIT, None))
-        while stack:
-            t, state, target = pop()
-            if state == _LINK:
-                assert target is not None
-                memo[t] = memo[target]
-                active.discard(t)
+    A leaf (no operands; no rule is indexed under CONST or VAR) is its own normal form at
+    once, even when met as an operand, and a node whose operands are all rewritten already
+    is reduced without a round trip through the stack: the rules are applied in the same
+    order as when every frame goes through the stack.
+    """
+    memo: dict[Term, Term] = {}
+    active: set[Term] = set()
+    stack: list[tuple[Term, int, Term | None]] = []
+    counts: dict[str, int] = {}
+    steps: list[Step] = []
+    n_steps = 0
+    reason = _FIXED_POINT
+    in_memo, memo_get = memo.__contains__, memo.get
+    push, pop = stack.append, stack.pop
+    push((term, _VISIT, None))
+    while stack:
+        t, state, target = pop()
+        if state == _LINK:
+            assert target is not None
+            memo[t] = memo[target]
+            active.discard(t)
+            continue
+        if t in memo:
+            continue
+        args = t.args
+        if state == _VISIT:
+            if t in active:
+                # A rewrite led back to a term being rewritten: keep it, report the cycle.
+                reason = _CYCLE
+                memo[t] = t
                 continue
-            if t in memo:
+            if not args and dispatch[t.op] is None:
+                memo[t] = t
                 continue
-            args = t.args
-            if state == _VISIT:
-                if t in active:
-                    # A rewrite led back to a term being rewritten: keep it, report the cycle.
-                    self.reason = _CYCLE
-                    memo[t] = t
-                    continue
-                if not args and dispatch[t.op] is None:
-                    memo[t] = t
-                    continue
-                # Operands first: the REDUCE frame goes under the first one to visit. ``t``
-                # is active (cycle detection) from here until it is rewritten; while no
-                # frame is pushed nothing can look, so it is added only when one is.
-                waiting = False
-                changed = False  # an operand already rewritten to another term
-                if len(args) <= _FEW:
-                    for c in args:
-                        m = memo_get(c)
-                        if m is None:
-                            if c.args or dispatch[c.op] is not None:
-                                if not waiting:
-                                    waiting = True
-                                    active.add(t)
-                                    push((t, _REDUCE, None))
-                                push((c, _VISIT, None))
-                            else:
-                                memo[c] = c  # a leaf: its own normal form
-                        elif m is not c:
-                            changed = True
-                else:
-                    changed = True  # (not tracked: the check below decides)
-                    for c in filterfalse(in_memo, args):
+            # Operands first: the REDUCE frame goes under the first one to visit. ``t``
+            # is active (cycle detection) from here until it is rewritten; while no
+            # frame is pushed nothing can look, so it is added only when one is.
+            waiting = False
+            changed = False  # an operand already rewritten to another term
+            if len(args) <= _FEW:
+                for c in args:
+                    m = memo_get(c)
+                    if m is None:
                         if c.args or dispatch[c.op] is not None:
                             if not waiting:
                                 waiting = True
@@ -151,61 +132,73 @@ class _Rewriter:
                                 push((t, _REDUCE, None))
                             push((c, _VISIT, None))
                         else:
-                            memo[c] = c
-                if waiting:
-                    continue
+                            memo[c] = c  # a leaf: its own normal form
+                    elif m is not c:
+                        changed = True
             else:
-                changed = True  # operands were rewritten since the visit: check them
-            # REDUCE: rebuild from the rewritten operands, then try the rules.
-            u = t
-            if args and changed:
-                new_args: tuple[Term, ...]
-                if len(args) == 2:  # most operators
-                    a, b = args
-                    new_args = (memo[a], memo[b])
-                elif len(args) <= _FEW:
-                    new_args = tuple([memo[c] for c in args])
-                else:
-                    new_args = tuple(map(memo.__getitem__, args))
-                if new_args != args:  # Term has no __eq__: this compares identities
-                    try:
-                        u = rebuild(t, new_args)
-                    except TermError:
-                        # A divisor simplified to the constant 0: the node is undefined
-                        # everywhere. Keep it as it was rather than build a division by zero.
-                        memo[t] = t
-                        active.discard(t)
-                        continue
-                    if u in memo:
-                        memo[t] = memo[u]
-                        active.discard(t)
-                        continue
-            rules = dispatch[u.op]
-            if rules is not None:
-                if n_steps < max_steps:
-                    found = rules(u)
-                    if found is not None:
-                        out, name = found
-                        n_steps += 1
-                        counts[name] += 1
-                        if trace:
-                            steps.append(Step(name, u, out))
-                        active.add(t)
-                        if u is not t:
-                            active.add(u)
-                            push((t, _LINK, u))
-                        push((u, _LINK, out))
-                        push((out, _VISIT, None))
-                        continue
-                elif self.reason is _FIXED_POINT and rules(u) is not None:
-                    # Out of budget: only a rule that would still apply makes the result
-                    # non-normal.
-                    self.reason = _STEP_LIMIT
-            memo[u] = u
-            memo[t] = u
-            active.discard(t)
-        self.n_steps = n_steps
-        return RewriteResult(memo[term], self.reason, n_steps, counts, steps)
+                changed = True  # (not tracked: the check below decides)
+                for c in filterfalse(in_memo, args):
+                    if c.args or dispatch[c.op] is not None:
+                        if not waiting:
+                            waiting = True
+                            active.add(t)
+                            push((t, _REDUCE, None))
+                        push((c, _VISIT, None))
+                    else:
+                        memo[c] = c
+            if waiting:
+                continue
+        else:
+            changed = True  # operands were rewritten since the visit: check them
+        # REDUCE: rebuild from the rewritten operands, then try the rules.
+        u = t
+        if args and changed:
+            new_args: tuple[Term, ...]
+            if len(args) == 2:  # most operators
+                a, b = args
+                new_args = (memo[a], memo[b])
+            elif len(args) <= _FEW:
+                new_args = tuple([memo[c] for c in args])
+            else:
+                new_args = tuple(map(memo.__getitem__, args))
+            if new_args != args:  # Term has no __eq__: this compares identities
+                try:
+                    u = rebuild(t, new_args)
+                except TermError:
+                    # A divisor simplified to the constant 0: the node is undefined
+                    # everywhere. Keep it as it was rather than build a division by zero.
+                    memo[t] = t
+                    active.discard(t)
+                    continue
+                if u in memo:
+                    memo[t] = memo[u]
+                    active.discard(t)
+                    continue
+        rules = dispatch[u.op]
+        if rules is not None:
+            if n_steps < max_steps:
+                found = rules(u)
+                if found is not None:
+                    out, name = found
+                    n_steps += 1
+                    counts[name] = counts.get(name, 0) + 1
+                    if trace:
+                        steps.append(Step(name, u, out))
+                    active.add(t)
+                    if u is not t:
+                        active.add(u)
+                        push((t, _LINK, u))
+                    push((u, _LINK, out))
+                    push((out, _VISIT, None))
+                    continue
+            elif reason is _FIXED_POINT and rules(u) is not None:
+                # Out of budget: only a rule that would still apply makes the result
+                # non-normal.
+                reason = _STEP_LIMIT
+        memo[u] = u
+        memo[t] = u
+        active.discard(t)
+    return RewriteResult(memo[term], reason, n_steps, Counter(counts), steps)
 
 
 def rewrite(
@@ -223,4 +216,4 @@ def rewrite(
     rule applications are made, and a rewrite that leads back to a term being rewritten
     stops there. The result says which of these ended the run.
     """
-    return _Rewriter(ruleset, max_steps, trace).run(term)
+    return _run(term, ruleset.dispatchers(), max_steps, trace)

@@ -221,6 +221,7 @@ class RuleSet:
         self._by_op = {op: tuple(rs) for op, rs in by_op.items()}
         self._dispatch: dict[Op, Dispatch | None] = {
             op: compile_dispatch(
+                op,
                 [
                     DispatchEntry(
                         c.fn,
@@ -230,7 +231,7 @@ class RuleSet:
                         c.semantics,
                     )
                     for c in rs
-                ]
+                ],
             )
             if rs
             else None
