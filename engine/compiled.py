@@ -23,8 +23,14 @@ term, only faster:
   (canonical forms make this the same term), and the rest of a sum pattern is never built
   when the rewrite only adds it.
 
+The rewriter does not call these functions one by one: :func:`compile_dispatch` makes one
+function per operator holding the code of every rule indexed under it, in priority
+order, with the node's operands unpacked once, and rules skipped whose sum patterns need
+operators the node's sums lack (:func:`sum_needs`).
+
 A rule using a construct outside what the compiler handles is not compiled
 (:func:`compile_rule` returns None) and runs on the reference interpreter.
+Expressions are compiled by :mod:`quorem.engine.compiled_expr`.
 """
 
 from __future__ import annotations
