@@ -200,7 +200,7 @@ def compile_dispatch(op: Op, entries: Sequence[DispatchEntry]) -> Dispatch:
             lines.append(f"{'    ' * ind}out = _f{i}(t)")
             lines.append(f"{'    ' * ind}if out is not None: return out, _n{i}")
         else:
-            lines.append(f"{'    ' * ind}# {entry.name}")
+            lines.append(f"{'    ' * ind}# {entry.name!r}")
             lines.extend(block)
     lines.append("    return None")
     exec(compile("\n".join(lines) + "\n", "<dispatch>", "exec"), namespace)

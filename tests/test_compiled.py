@@ -435,3 +435,21 @@ def test_long_sums_agree() -> None:
     _assert_agree(terms, default_ruleset())
     _assert_agree(terms, _extra())
     assert len(lone) == 40
+
+
+def test_rule_names_never_become_code() -> None:
+    """Generated code names rules only in comments and strings, safely quoted."""
+    rule = Rule(
+        name="evil\nraise SystemExit('injected')",
+        doc="a hand-built rule with a hostile name",
+        semantics=(),
+        pattern=POp("max", (PTerm("x"), PTerm("y"))),
+        lets=(),
+        guard=None,
+        rewrite=Name("y", NameKind.TERM),
+        names={"x": NameKind.TERM, "y": NameKind.TERM},
+    )
+    rules = RuleSet([rule])
+    x, y = quorem.var("x", 0, 3), quorem.var("y", 5, 9)
+    r = quorem.explain(quorem.maximum(x, y), rules)
+    assert r.rules == [rule.name]
