@@ -442,13 +442,8 @@ def as_term(value: Term | int) -> Term:
     return const(value)
 
 
-def linear(pairs: Iterable[tuple[Term, int]], constant: int = 0) -> Term:
-    """The canonical term of ``constant + sum(c * t for t, c in pairs)``.
-
-    Nested sums are flattened, constants folded and like atoms collected; the cost is
-    linear in the number of atoms involved.
-    """
-    acc: dict[Term, int] = {}
+def _accumulate(acc: dict[Term, int], pairs: Iterable[tuple[Term, int]], constant: int) -> int:
+    """Add ``c * t`` for each pair into ``acc`` (sums flattened); return the new constant."""
     for term, coeff in pairs:
         if coeff == 0:
             continue
@@ -461,7 +456,17 @@ def linear(pairs: Iterable[tuple[Term, int]], constant: int = 0) -> Term:
             constant += coeff * term.arg[1]
         else:
             acc[term] = acc.get(term, 0) + coeff
-    return _linear_from(acc, constant)
+    return constant
+
+
+def linear(pairs: Iterable[tuple[Term, int]], constant: int = 0) -> Term:
+    """The canonical term of ``constant + sum(c * t for t, c in pairs)``.
+
+    Nested sums are flattened, constants folded and like atoms collected; the cost is
+    linear in the number of atoms involved.
+    """
+    acc: dict[Term, int] = {}
+    return _linear_from(acc, _accumulate(acc, pairs, constant))
 
 
 def _linear_from(acc: dict[Term, int], constant: int) -> Term:
@@ -535,19 +540,7 @@ def linear_update(
     acc = dict(zip(atoms, coefs, strict=True))
     for a in drop:
         del acc[a]
-    for term, coeff in pairs:
-        if coeff == 0:
-            continue
-        op = term.op
-        if op is _CONST:
-            constant += coeff * term.arg
-        elif op is _ADD:
-            for atom, c in zip(term.args, term.arg[0], strict=True):
-                acc[atom] = acc.get(atom, 0) + coeff * c
-            constant += coeff * term.arg[1]
-        else:
-            acc[term] = acc.get(term, 0) + coeff
-    return _linear_from(acc, constant)
+    return _linear_from(acc, _accumulate(acc, pairs, constant))
 
 
 def sum_of(terms: Iterable[Term | int]) -> Term:
