@@ -195,6 +195,30 @@ def _check_binding_order(rule: Rule) -> None:
     visit(rule.pattern)
 
 
+class _Dispatchers(dict[Op, Dispatch | None]):
+    """Per operator, its dispatcher (see :meth:`RuleSet.dispatchers`), made on first use."""
+
+    def __init__(self, by_op: dict[Op, tuple[CompiledRule, ...]]) -> None:
+        super().__init__()
+        self.by_op = by_op
+
+    def __missing__(self, op: Op) -> Dispatch | None:
+        rules = self.by_op[op]
+        entries = [
+            DispatchEntry(
+                c.fn,
+                c.name,
+                sum_needs(c.rule, c.semantics),
+                c.rule if c.code is not None else None,
+                c.semantics,
+            )
+            for c in rules
+        ]
+        dispatch = compile_dispatch(op, entries) if entries else None
+        self[op] = dispatch
+        return dispatch
+
+
 class RuleSet:
     """Rules in priority order, each instantiated for the semantics it is stated for.
 
@@ -219,24 +243,7 @@ class RuleSet:
                 self.compiled.append(c)
                 by_op[root].append(c)
         self._by_op = {op: tuple(rs) for op, rs in by_op.items()}
-        self._dispatch: dict[Op, Dispatch | None] = {
-            op: compile_dispatch(
-                op,
-                [
-                    DispatchEntry(
-                        c.fn,
-                        c.name,
-                        sum_needs(c.rule, c.semantics),
-                        c.rule if c.code is not None else None,
-                        c.semantics,
-                    )
-                    for c in rs
-                ],
-            )
-            if rs
-            else None
-            for op, rs in by_op.items()
-        }
+        self._dispatch = _Dispatchers(self._by_op)
 
     def rules_for(self, op: Op) -> tuple[CompiledRule, ...]:
         """The rule instances that may match a node with operator ``op``, by priority."""
@@ -247,7 +254,9 @@ class RuleSet:
 
         ``dispatch(t)`` (for ``t`` with that operator) is ``(rewrite, rule name)`` of the
         first instance that applies, or None; an operator no rule is indexed under maps to
-        None. This is the rewriter's inner loop.
+        None. This is the rewriter's inner loop. An operator's dispatcher is compiled the
+        first time it is looked up (a floor-only workload never compiles the truncating
+        ones).
         """
         return self._dispatch
 
