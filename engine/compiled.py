@@ -158,10 +158,10 @@ def compile_dispatch(op: Op, entries: Sequence[DispatchEntry]) -> Dispatch:
     """One function trying the rules of one operator in order.
 
     ``op`` is the operator of every node it is given. It returns the first rewrite and its
-    rule's name, or None. Compiled rules are inlined
-    (no call per rule), others called. A rule whose ``needs`` (see :func:`sum_needs`) are
-    not met is skipped: it cannot match. The operators of a sum's atoms are collected once
-    per node, when first needed.
+    rule's name, or None. Compiled rules are inlined (no call per rule; the node's parts
+    unpacked once for all), others called. A rule whose ``needs`` (see :func:`sum_needs`)
+    are not met is skipped: it cannot match. The operators of a sum's atoms are collected
+    once per node, when first needed.
     """
     lines = ["def _dispatch(t):"]
     namespace: dict[str, Any] = dict(RUNTIME)
@@ -183,7 +183,7 @@ def compile_dispatch(op: Op, entries: Sequence[DispatchEntry]) -> Dispatch:
                 known.add(where)
                 source = "_atom_ops(t.args)" if where is None else f"_sum_ops(t.args[{where}])"
                 lines.append(f"    {var} = {source}")
-            conds += [f"_OP_{op.name} in {var}" for op in sorted(ops)]
+            conds += [f"_OP_{needed.name} in {var}" for needed in sorted(ops)]
         ind = 1
         if conds:
             lines.append(f"    if {' and '.join(conds)}:")
@@ -246,8 +246,25 @@ class _Sum:
     atoms: str
     coefs: str
     constant: str  # the constant left for the rest ("0" once a constant addend took it)
-    pos: str | None  # local of the atoms' position dictionary (large sums), if one is needed
+    pos: str | None  # local of the look-up state of _locate, if an addend is looked up
     k: Cont
+
+
+def _pattern_names(p: Pattern) -> set[str]:
+    if isinstance(p, PTerm | PConst):
+        return {p.name}
+    if isinstance(p, POp):
+        return set().union(*(_pattern_names(c) for c in p.children))
+    if isinstance(p, PSum):
+        out = {p.rest} if p.rest else set()
+        if p.seq is not None:
+            out |= {p.seq.coef, p.seq.term}
+        if p.const is not None:
+            out |= names_in(p.const)
+        for a in p.addends:
+            out |= names_in(a.coef) | _pattern_names(a.pattern)
+        return out
+    return set()
 
 
 def _flatten_and(e: Expr) -> list[Expr]:
@@ -505,9 +522,13 @@ class _RuleCompiler(ExprCompiler):
         elif n:
             ind = self.check(st, ind, f"len({at}) >= {n}")
         pos = None
-        if any(self.is_ground(a.pattern, set(self.kinds)) for a in p.addends):
-            pos = self.fresh("pos")
-            self.emit(ind, f"{pos} = 0")
+        bound = set(st.binds)  # what may be bound when each addend is matched
+        for a in p.addends:
+            if self.is_ground(a.pattern, bound):  # an addend looked up, not searched for
+                pos = self.fresh("pos")
+                self.emit(ind, f"{pos} = 0")
+                break
+            bound |= names_in(a.coef) | _pattern_names(a.pattern)
         self.addend(_Sum(node, p, at, co, constant, pos, k), (), st, ind)
 
     def is_ground(self, p: Pattern, bound: set[str] | dict[str, Binding]) -> bool:
