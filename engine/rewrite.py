@@ -184,6 +184,18 @@ def _run(  # noqa: PLR0915  (one loop, inlined for speed)
                     counts[name] = counts.get(name, 0) + 1
                     if trace:
                         steps.append(Step(name, u, out))
+                    done = memo_get(out)
+                    if done is None and not out.args and dispatch[out.op] is None:
+                        done = memo[out] = out  # a leaf (never active): its own normal form
+                    if done is not None:
+                        # The replacement needs no work: what its visit and the links
+                        # below would do, done at once.
+                        memo[u] = done
+                        active.discard(u)
+                        if u is not t:
+                            memo[t] = done
+                            active.discard(t)
+                        continue
                     active.add(t)
                     if u is not t:
                         active.add(u)
