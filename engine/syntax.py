@@ -250,6 +250,8 @@ def tokenize(text: str, source: str = "<expr>", line: int = 1, col: int = 1) -> 
 def _int_value(text: str, at: int, src: Source) -> int:
     digits = text.replace("_", "") if "_" in text else text
     if digits[:2] in ("0x", "0X"):
+        if len(digits) == 2:
+            raise src.error("hexadecimal literal has no digits", at)
         return int(digits, 16)
     if len(digits) > MAX_DIGITS:
         raise src.error(

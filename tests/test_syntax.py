@@ -12,6 +12,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
+import pytest
 import quorem
 import reference_syntax as ref
 import strategies
@@ -110,7 +111,6 @@ def test_known_errors_match_reference() -> None:
         "007",
         "1" * 4301,
         "x\r\n+ 1 2",
-        "0x_ + 1",  # a known bug kept as it was: int() raises ValueError, not ParseError
     ]:
         _assert_same(text)
         _assert_same(text, 4, 9)
@@ -142,3 +142,10 @@ def test_long_nesting_parses_fast() -> None:
     t = quorem.parse(text, {f"y{i}": (0, 7) for i in range(7)})
     assert time.perf_counter() - start < 30
     assert quorem.count_divmod(t) == 7
+
+
+def test_hex_prefix_without_digits_is_a_parse_error() -> None:
+    """`0x_` (a hex prefix and underscores only) is a ParseError naming its position."""
+    with pytest.raises(quorem.ParseError, match="no digits") as info:
+        quorem.parse("1 + 0x_")
+    assert (info.value.line, info.value.col) == (1, 5)
