@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from typing import Final
 
 from quorem.engine.errors import ParseError, TermError
-from quorem.engine.ops import Op, Semantics
+from quorem.engine.ops import DIVISION_FUNCTIONS, Op, Semantics
 from quorem.engine.syntax import Binary, Call, Name, Node, Num, Unary, parse_syntax
 from quorem.engine.term import (
     Term,
@@ -25,12 +25,6 @@ __all__ = ["Bounds", "build_term", "parse_term"]
 
 Bounds = Mapping[str, tuple[int | None, int | None]]
 
-_DIV_FUNCS: Final = {
-    "floordiv": (True, Semantics.FLOOR),
-    "floormod": (False, Semantics.FLOOR),
-    "truncdiv": (True, Semantics.TRUNC),
-    "truncmod": (False, Semantics.TRUNC),
-}
 _CMP: Final = {"<": Op.LT, "<=": Op.LE, "==": Op.EQ, "!=": Op.NE}
 _CONST, _ADD, _LT, _LE = Op.CONST, Op.ADD, Op.LT, Op.LE  # Enum attribute access is slow
 
@@ -198,12 +192,12 @@ class _Builder:
             for a in args[1:]:
                 acc = fold(acc, a)
             return acc
-        if name in _DIV_FUNCS:
+        if name in DIVISION_FUNCTIONS:
             if len(args) != 2:
                 raise self.error(f"{name}() takes exactly 2 arguments", node)
-            is_div, sem = _DIV_FUNCS[name]
+            is_div, sem = DIVISION_FUNCTIONS[name]
             return (div if is_div else mod)(args[0], args[1], sem)
-        known = ", ".join(["max", "min", *_DIV_FUNCS])
+        known = ", ".join(["max", "min", *DIVISION_FUNCTIONS])
         raise self.error(f"unknown function {name!r} (known: {known})", node)
 
 

@@ -16,7 +16,7 @@ from typing import Final, Union
 
 from quorem.engine.arith import floordiv, floormod, truncdiv, truncmod
 from quorem.engine.errors import TermError
-from quorem.engine.ops import Op, Semantics
+from quorem.engine.ops import DIVISION_FUNCTIONS, Op, Semantics
 from quorem.engine.rule import Binary, Call, Expr, Lit, Name, NameKind, Unary
 from quorem.engine.term import (
     Term,
@@ -114,12 +114,6 @@ _DIV: Final = {
     "floormod": _division(floormod),
     "truncdiv": _division(truncdiv),
     "truncmod": _division(truncmod),
-}
-_TERM_DIV: Final = {
-    "floordiv": (True, Semantics.FLOOR),
-    "floormod": (False, Semantics.FLOOR),
-    "truncdiv": (True, Semantics.TRUNC),
-    "truncmod": (False, Semantics.TRUNC),
 }
 _CMP_OP: Final = {"<": Op.LT, "<=": Op.LE, "==": Op.EQ, "!=": Op.NE}
 
@@ -274,7 +268,7 @@ class _Evaluator:
                 for a in args[1:]:
                     acc = fold(acc, a)
                 return acc
-            is_div, sem = _TERM_DIV[f]
+            is_div, sem = DIVISION_FUNCTIONS[f]
             return (div if is_div else mod)(args[0], args[1], sem)
         except TermError:
             raise Undetermined from None

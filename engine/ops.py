@@ -8,6 +8,7 @@ from typing import Final
 __all__ = [
     "COMMUTATIVE",
     "COMPARISONS",
+    "DIVISION_FUNCTIONS",
     "DIVISION_OPS",
     "DIV_OF",
     "MOD_OF",
@@ -68,3 +69,11 @@ SEMANTICS_OF: Final[dict[Op, Semantics]] = {
 DIVISION_OPS: Final[frozenset[Op]] = frozenset(SEMANTICS_OF)
 COMMUTATIVE: Final[frozenset[Op]] = frozenset({Op.ADD, Op.MUL, Op.MAX, Op.MIN, Op.EQ, Op.NE})
 COMPARISONS: Final[frozenset[Op]] = frozenset({Op.LT, Op.LE, Op.EQ, Op.NE})
+# The explicit division functions of the text and rule syntax: name -> (is the quotient,
+# semantics). Shared by the parser, the concrete interpreter and the prover's encoder.
+DIVISION_FUNCTIONS: Final[dict[str, tuple[bool, Semantics]]] = {
+    "floordiv": (True, Semantics.FLOOR),
+    "floormod": (False, Semantics.FLOOR),
+    "truncdiv": (True, Semantics.TRUNC),
+    "truncmod": (False, Semantics.TRUNC),
+}

@@ -14,6 +14,7 @@ from typing import Final
 from quorem.engine.errors import ParseError
 
 __all__ = [
+    "BINARY_PRECEDENCE",
     "Binary",
     "Call",
     "Name",
@@ -168,7 +169,7 @@ _BLANK: Final = r"[ \t\r\n]+|\#[^\n]*"
 _VALID_RE: Final = re.compile(f"(?:{_BLANK}|{_TOKEN})*")  # stops at a character no token starts
 _SCAN_RE: Final = re.compile(f"{_BLANK}|({_TOKEN})")  # group 1: a token; blanks give ""
 _KEYWORDS: Final = frozenset({"and", "or", "not"})
-_BINARY_PREC: Final = {
+BINARY_PRECEDENCE: Final = {
     "or": 1,
     "and": 2,
     "<": 4,
@@ -321,12 +322,12 @@ class _Parser:
                 else:
                     raise src.error(f"expected an operand, found {text!r}", i - 1)
                 continue
-            prec = _BINARY_PREC.get(text)
+            prec = BINARY_PRECEDENCE.get(text)
             if prec is not None:
                 while ops:  # reduce_while(prec), inlined: it runs for every operator
                     kind, at, _ = ops[-1]
                     if kind == _BIN:
-                        if _BINARY_PREC[toks[at]] < prec:
+                        if BINARY_PRECEDENCE[toks[at]] < prec:
                             break
                     elif kind != _UN or _UNARY_PREC[toks[at]] < prec:
                         break
@@ -356,7 +357,7 @@ class _Parser:
         while ops:
             kind, at, _ = ops[-1]
             if kind == _BIN:
-                if _BINARY_PREC[toks[at]] < prec:
+                if BINARY_PRECEDENCE[toks[at]] < prec:
                     return
             elif kind == _UN:
                 if _UNARY_PREC[toks[at]] < prec:

@@ -29,7 +29,7 @@ from collections.abc import Sequence
 from typing import Any, Final
 
 import z3
-from quorem.engine.ops import Semantics
+from quorem.engine.ops import DIVISION_FUNCTIONS, Semantics
 from quorem.engine.rule import (
     AGGREGATES,
     Binary,
@@ -52,12 +52,6 @@ __all__ = ["INT64_MAX", "INT64_MIN", "Encoding", "encode_rule", "has_sequence"]
 
 INT64_MIN: Final = -(2**63)
 INT64_MAX: Final = 2**63 - 1
-_DIV_FUNCS: Final = {
-    "floordiv": (True, Semantics.FLOOR),
-    "floormod": (False, Semantics.FLOOR),
-    "truncdiv": (True, Semantics.TRUNC),
-    "truncmod": (False, Semantics.TRUNC),
-}
 _CMP: Final = {"<", "<=", ">", ">=", "==", "!="}
 
 # z3 has no type information, so its expressions are Any to mypy.
@@ -183,8 +177,10 @@ class _Encoder:
     def pattern_op(self, p: POp, defined: list[z3.BoolRef]) -> z3.ArithRef:
         a, b = (self.pattern(c, defined) for c in p.children)
         op = p.op
-        if op in ("div", "mod") or op in _DIV_FUNCS:
-            is_div, sem = (op == "div", self.sem) if op in ("div", "mod") else _DIV_FUNCS[op]
+        if op in ("div", "mod") or op in DIVISION_FUNCTIONS:
+            is_div, sem = (
+                (op == "div", self.sem) if op in ("div", "mod") else DIVISION_FUNCTIONS[op]
+            )
             defined.append(b != 0)
             q, r = self.divide(a, b, sem)
             return q if is_div else r
@@ -360,7 +356,7 @@ class _Encoder:
             _, r = self.divide(n, d, Semantics.FLOOR)
             holds = z3.If(d == 0, n == 0, r == 0)
             return _Val(holds, built, runtime, False)
-        is_div, sem = _DIV_FUNCS[f]
+        is_div, sem = DIVISION_FUNCTIONS[f]
         q, r = self.divide(xs[0], xs[1], sem)
         self.divisor_condition(xs[1] != 0, vals[1], built, runtime, is_term)
         return self.node(_Val(q if is_div else r, built, runtime, is_term))

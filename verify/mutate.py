@@ -50,6 +50,7 @@ from quorem.engine.rule import (
     Unary,
 )
 from quorem.engine.ruleset import default_ruleset
+from quorem.engine.syntax import BINARY_PRECEDENCE
 from quorem.verify.prove import Obligation, ProofResult, obligations_of, prove
 
 __all__ = [
@@ -117,21 +118,6 @@ def map_tree(node: T, fn: Callable[[object], object]) -> T:
 
 
 # ------------------------------------------------------------------------ rendering
-_PREC: Final = {
-    "or": 1,
-    "and": 2,
-    "<": 4,
-    "<=": 4,
-    ">": 4,
-    ">=": 4,
-    "==": 4,
-    "!=": 4,
-    "+": 5,
-    "-": 5,
-    "*": 6,
-    "//": 6,
-    "%": 6,
-}
 _PATTERN_INFIX: Final = {
     "div": "//",
     "mod": "%",
@@ -145,7 +131,7 @@ _PATTERN_INFIX: Final = {
 
 def _prec(e: Expr) -> int:
     if isinstance(e, Binary):
-        return _PREC[e.op]
+        return BINARY_PRECEDENCE[e.op]
     if isinstance(e, Unary) or (isinstance(e, Lit) and e.value < 0):
         return 3 if isinstance(e, Unary) and e.op == "not" else 7
     return 8
@@ -163,7 +149,7 @@ def render_expr(e: Expr) -> str:
             inner = f"({inner})"
         return f"not {inner}" if e.op == "not" else f"-{inner}"
     if isinstance(e, Binary):
-        p = _PREC[e.op]
+        p = BINARY_PRECEDENCE[e.op]
         left, right = render_expr(e.left), render_expr(e.right)
         # Left-associative; comparisons do not chain, so they bracket both sides.
         if _prec(e.left) < p or (p == 4 and _prec(e.left) == p):
