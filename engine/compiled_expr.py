@@ -23,6 +23,7 @@ from quorem.engine.arith import truncdiv, truncmod
 from quorem.engine.errors import TermError
 from quorem.engine.interpret import NEG_INF, POS_INF, Undetermined
 from quorem.engine.ops import COMMUTATIVE, DIV_OF, MOD_OF, Op, Semantics
+from quorem.engine.overflow import fits_int64
 from quorem.engine.rule import (
     Binary,
     Call,
@@ -81,6 +82,11 @@ __all__ = [
 class Unsupported(Exception):  # noqa: N818  (control flow: fall back to the reference)
     """The rule uses a construct this compiler does not handle."""
 
+
+# The templates of fits_int64(...) guards, by index: generated code refers to them, since
+# an Expr has no source form to embed.
+_FITS_EXPRS: list[Expr] = []
+_FITS_INDEX: dict[Expr, int] = {}
 
 # --------------------------------------------------------------------- runtime helpers
 # Called by generated code; each mirrors one operation of quorem.engine.interpret exactly.
@@ -279,6 +285,8 @@ RUNTIME: Final[dict[str, Any]] = {
     "maximum": maximum,
     "minimum": minimum,
     "_gcd": math.gcd,
+    "_fits_int64": fits_int64,
+    "_FITS_EXPRS": _FITS_EXPRS,
     "_DIV_EXT": ref._DIV,
     "_add_ext": ref._add,
     "_neg_ext": ref._neg,
@@ -552,6 +560,10 @@ class ExprCompiler:
             if len(e.args) != 1 or self._type(e.args[0], group) != TERM:
                 raise Unsupported
             return EXT
+        if f == "fits_int64":
+            if group is not None:
+                raise Unsupported
+            return BOOL
         types = []
         expanded = False
         for a in e.args:
@@ -623,6 +635,8 @@ class ExprCompiler:
             return self._raises(body, g) or (f == "sum" and self._type(body, g) == EXT)
         if f in ("vmin", "vmax"):
             return self._raises(e.args[0], group)
+        if f == "fits_int64":
+            return False  # it answers False rather than raise
         sub = False
         types = []
         for a in e.args:
@@ -654,6 +668,8 @@ class ExprCompiler:
             if isinstance(arg, Name) or self._identity_paths(arg):
                 return 2
             return 6 + inner
+        if e.func == "fits_int64":
+            return 30 + inner  # walks the template in the interpreter: test it last
         return 2 + inner
 
     def _maybe_group(self, e: Expr) -> tuple[str, str] | None:
@@ -874,6 +890,8 @@ class ExprCompiler:
             return self.aggregate(e, ctx)
         if f in ("vmin", "vmax"):
             return self.bound(f, e.args[0], ctx)
+        if f == "fits_int64":
+            return self.fits(e.args[0], ctx)
         if f == "abs":
             c = self.expr(e.args[0], ctx)
             if c.ty == INT:
@@ -915,6 +933,26 @@ class ExprCompiler:
         if exact:
             return _C(f"{_INT_DIV_HELPER[_DIV_FUNCS[f]]}({joined})", INT)
         return _C(f"_DIV_EXT[{f!r}]({joined})", INT)
+
+    def fits(self, arg: Expr, ctx: Ctx) -> _C:
+        """``fits_int64(arg)``: the shared template walk, given the names ``arg`` reads."""
+        if ctx.elem is not None:
+            raise Unsupported
+        items = []
+        for name in sorted(names_in(arg)):
+            b = ctx.st.binds.get(name)
+            if b is None:
+                raise Unsupported
+            if b.kind == "term":
+                code = self.term(Name(name, self.kinds.get(name, NameKind.TERM)), ctx)
+            else:
+                code = b.code
+            items.append(f"{name!r}: {code}")
+        index = _FITS_INDEX.setdefault(arg, len(_FITS_EXPRS))
+        if index == len(_FITS_EXPRS):
+            _FITS_EXPRS.append(arg)
+        sem = {None: "None", Semantics.FLOOR: "_FLOOR", Semantics.TRUNC: "_TRUNC"}[self.sem]
+        return _C(f"_fits_int64(_FITS_EXPRS[{index}], {{{', '.join(items)}}}, {sem})", BOOL)
 
     def per_element(self, body: Expr, ctx: Ctx) -> tuple[_C, str]:
         """Compile ``body`` for one element of its sequence: the code and its ``for`` clause."""

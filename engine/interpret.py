@@ -17,6 +17,7 @@ from typing import Final, Union
 from quorem.engine.arith import floordiv, floormod, truncdiv, truncmod
 from quorem.engine.errors import TermError
 from quorem.engine.ops import DIVISION_FUNCTIONS, Op, Semantics
+from quorem.engine.overflow import fits_int64
 from quorem.engine.rule import Binary, Call, Expr, Lit, Name, NameKind, Unary
 from quorem.engine.term import (
     Term,
@@ -235,6 +236,8 @@ class _Evaluator:
         f = e.func
         if f in ("sum", "all", "any"):
             return self.aggregate(f, e.args[0])
+        if f == "fits_int64":
+            return fits_int64(e.args[0], self.env, self.semantics)
         if f in ("vmin", "vmax"):
             t = self.ev(e.args[0])
             assert isinstance(t, Term)

@@ -17,6 +17,7 @@ from itertools import filterfalse
 from quorem.engine.compiled import Dispatch
 from quorem.engine.errors import TermError
 from quorem.engine.ops import Op
+from quorem.engine.overflow import term_fits_int64
 from quorem.engine.ruleset import RuleSet
 from quorem.engine.term import Term, rebuild
 
@@ -178,6 +179,11 @@ def _run(  # noqa: PLR0915  (one loop, inlined for speed)
         if rules is not None:
             if n_steps < max_steps:
                 found = rules(u)
+                if found is not None and term_fits_int64(u) and not term_fits_int64(found[0]):
+                    # The rules' int64 proofs cover their templates; building canonical
+                    # terms can scale a matched sum (-(a - 2*b) is 2*b - a). Never trade
+                    # an input that provably fits in int64 for a result that may not.
+                    found = None
                 if found is not None:
                     out, name = found
                     n_steps += 1

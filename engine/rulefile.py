@@ -143,6 +143,7 @@ class _Checker:
     def __init__(self, file: str) -> None:
         self.file = file
         self.names: dict[str, NameKind] = {}
+        self.term_lets: set[str] = set()
         self.uses_division = False
 
     def error(self, reason: str, node: sx.Node) -> RuleError:
@@ -307,11 +308,11 @@ class _Checker:
         func = node.func
         if func in _DIVISION_FUNCS:
             self.uses_division = True
-        if func in ("vmin", "vmax") or func in AGGREGATES:
+        if func in ("vmin", "vmax", "fits_int64") or func in AGGREGATES:
             if len(node.args) != 1:
                 raise self.error(f"{func}() takes exactly one argument", node)
         elif func not in CONST_FUNCS:
-            known = ", ".join(sorted({"vmin", "vmax", *CONST_FUNCS, *AGGREGATES}))
+            known = ", ".join(sorted({"vmin", "vmax", "fits_int64", *CONST_FUNCS, *AGGREGATES}))
             raise self.error(f"unknown function {func!r} (known: {known})", node)
         if (
             func in ("floordiv", "floormod", "truncdiv", "truncmod", "divides")
@@ -409,6 +410,8 @@ def _type_of(e: Expr, ck: _Checker) -> tuple[str, bool]:
         if kinds != {_TERM}:
             raise ck.type_error(f"{e.func}() takes a term")
         return _INT, seq
+    if e.func == "fits_int64":
+        return _fits_type(e, kinds, seq, ck)
     if e.func in AGGREGATES:
         (t, s) = types[0]
         if not s:
@@ -436,6 +439,31 @@ def _type_of(e: Expr, ck: _Checker) -> tuple[str, bool]:
     if e.func == "divides":
         return _BOOL, seq
     return _INT, seq
+
+
+def _fits_type(e: Call, kinds: set[str], seq: bool, ck: _Checker) -> tuple[str, bool]:
+    if _BOOL in kinds:
+        raise ck.type_error("fits_int64() takes a term or a number, not a condition")
+    if seq:
+        raise ck.type_error("fits_int64() must not range over a sequence; use sum(...) inside")
+    # fits_int64 trusts a matched term to be a value the input computes; a term a let
+    # builds is not one.
+    built = sorted(_names_of(e) & ck.term_lets)
+    if built:
+        raise ck.type_error(f"fits_int64() cannot read {built[0]!r}, a term the rule builds")
+    return _BOOL, False
+
+
+def _names_of(e: Expr) -> set[str]:
+    if isinstance(e, Name):
+        return {e.name}
+    if isinstance(e, Unary):
+        return _names_of(e.operand)
+    if isinstance(e, Binary):
+        return _names_of(e.left) | _names_of(e.right)
+    if isinstance(e, Call):
+        return set().union(*(_names_of(a) for a in e.args))
+    return set()
 
 
 def _field_syntax(fld: _Field, file: str) -> sx.Node:
@@ -556,6 +584,8 @@ def _parse_lets(fld: _Field, ck: _Checker, file: str) -> tuple[tuple[str, Expr],
                     file,
                 )
             ck.names[name] = NameKind.CONST if want == _INT else NameKind.TERM
+            if want == _TERM:
+                ck.term_lets.add(name)
             out.append((name, e))
             col += len(piece) + 1
     return tuple(out)

@@ -82,7 +82,7 @@ class Term:
 
     """
 
-    __slots__ = ("__weakref__", "arg", "args", "h", "op", "skey", "vmax", "vmin")
+    __slots__ = ("__weakref__", "arg", "args", "fits64", "h", "op", "skey", "vmax", "vmin")
 
     op: Op
     args: tuple[Term, ...]
@@ -91,6 +91,9 @@ class Term:
     vmax: int | None
     skey: tuple[Any, ...]
     h: int  # deterministic structural hash (independent of PYTHONHASHSEED)
+    # Whether every intermediate's range lies in int64: None until quorem.engine.overflow
+    # first needs it (most terms never do, so building one does not pay for it).
+    fits64: bool | None
 
     def __init__(self) -> None:
         raise TypeError("build terms with quorem.var, quorem.const, quorem.parse or operators")
@@ -287,6 +290,7 @@ def _make(op: Op, args: tuple[Term, ...], arg: Any) -> Term:
         if found is not None:
             return found
     term = object.__new__(Term)
+    term.fits64 = None
     term.op = op
     term.args = args
     term.arg = arg
@@ -320,6 +324,7 @@ def _make_binary(op: Op, a: Term, b: Term) -> Term:
         if found is not None:
             return found
     term = object.__new__(Term)
+    term.fits64 = None
     term.op = op
     term.args = args
     term.arg = None
@@ -490,6 +495,7 @@ def _make_sum(atoms: tuple[Term, ...], coefs: tuple[int, ...], constant: int) ->
         if found is not None:
             return found
     term = object.__new__(Term)
+    term.fits64 = None
     term.op = _ADD
     term.args = atoms
     term.arg = arg

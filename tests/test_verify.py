@@ -168,3 +168,31 @@ def test_a_wrong_transfer_function_is_caught(monkeypatch: pytest.MonkeyPatch) ->
     r = intervals._prove_binary("floormod")
     assert r.status == "unsound"
     assert r.counterexample
+
+
+_SCALED = (
+    "rule scaled\n  doc: d\n  semantics: floor\n  pattern: (x % C1)*C2 + (x // C1)*C3 + y\n"
+    "  guard: C1*C2 == C3{extra}\n  rewrite: x*C2 + y\n"
+)
+
+
+def test_overflow_is_caught_and_named() -> None:
+    """x*C2 may overflow where the input's values all fit: the int64 obligation says so."""
+    (rule,) = parse_rules(_SCALED.format(extra=""))
+    assert prove(Obligation(rule, Semantics.FLOOR, 0, "equivalence")).status == "proven"
+    r = prove(Obligation(rule, Semantics.FLOOR, 0, "int64"))
+    assert r.status == "unsound", r.report
+    assert "outside int64 where the input does not: x*" in r.report
+
+
+def test_fits_int64_guard_proves_int64_and_leaves_equivalence_alone() -> None:
+    (rule,) = parse_rules(_SCALED.format(extra=" and fits_int64(x*C2)"))
+    assert prove(Obligation(rule, Semantics.FLOOR, 0, "int64")).status == "proven-int64"
+    # The equivalence proof treats the guard as an arbitrary answer: it still proves,
+    # and a rule that is only true because of fits_int64 is not.
+    assert prove(Obligation(rule, Semantics.FLOOR, 0, "equivalence")).status == "proven"
+    (wrong,) = parse_rules(
+        "rule wrong\n  doc: d\n  semantics: floor\n  pattern: x // N\n"
+        "  guard: N > 0 and fits_int64(x)\n  rewrite: x\n"
+    )
+    assert prove(Obligation(wrong, Semantics.FLOOR, 0, "equivalence")).status == "unsound"

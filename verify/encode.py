@@ -110,7 +110,8 @@ class _Val:
 
 
 class _Encoder:
-    def __init__(self, rule: Rule, semantics: Semantics | None, arity: int) -> None:
+    def __init__(self, rule: Rule, semantics: Semantics | None, arity: int, int64: bool) -> None:
+        self.int64 = int64
         self.rule = rule
         self.sem = semantics or Semantics.FLOOR
         self.arity = arity
@@ -124,6 +125,7 @@ class _Encoder:
         self.nodes: list[z3.ArithRef] = []
         self.partial: set[int] = set()
         self.exact: dict[tuple[int, int], z3.ArithRef] = {}
+        self.collect: list[z3.ArithRef] | None = None  # inside fits_int64(...): every value
         self.fresh = 0
         for name, kind in rule.names.items():
             if kind in (NameKind.SEQ_CONST, NameKind.SEQ_TERM):
@@ -201,6 +203,7 @@ class _Encoder:
         for add in p.addends:
             coef = self.expr(add.coef, None)
             self.require_nonzero_coefficient(add.coef, coef)
+            self.nodes.append(coef.value)  # the coefficient is a constant the code holds
             scaled = coef.value * self.pattern(add.pattern, defined)
             self.nodes.append(scaled)
             total = total + scaled
@@ -209,7 +212,8 @@ class _Encoder:
             self.nodes.append(k)
             total = total + k
         if p.rest is not None:
-            self.nodes.append(self.symbols[p.rest])
+            # The rest is a partial sum of the matched sum, which the code need not
+            # compute on its own: not an intermediate (its addends are).
             total = total + self.symbols[p.rest]
         if p.seq is not None:
             ks = self.seqs[p.seq.coef]
@@ -229,6 +233,12 @@ class _Encoder:
 
     # ---------------------------------------------------------------- expressions
     def expr(self, e: Expr, index: int | None) -> _Val:
+        v = self._expr(e, index)
+        if self.collect is not None and z3.is_int(v.value):
+            self.collect.append(v.value)
+        return v
+
+    def _expr(self, e: Expr, index: int | None) -> _Val:
         if isinstance(e, Lit):
             return _Val(z3.IntVal(e.value), [], [], False)
         if isinstance(e, Name):
@@ -274,12 +284,20 @@ class _Encoder:
                 "!=": x != y,
             }[e.op]
             value: Value = z3.If(cond, z3.IntVal(1), z3.IntVal(0)) if is_term else cond
+            self.operands(is_term, (a, b))
             return self.node(_Val(value, built, runtime, is_term))
         if e.op in ("//", "%"):
+            self.operands(is_term, (a, b))
             q, r = self.divide(x, y, self.sem)
             self.divisor_condition(y != 0, b, built, runtime, is_term)
             return self.node(_Val(q if e.op == "//" else r, built, runtime, is_term))
         value = {"+": x + y, "-": x - y, "*": x * y}[e.op]
+        if e.op == "*" and a.is_term and b.is_term:
+            self.operands(is_term, (a, b))  # a product of terms computes both factors
+        else:
+            # A sum is built flat and a constant factor distributed over it: only the
+            # constants (coefficients, offsets) are values of their own.
+            self.operands(is_term, [v for v in (a, b) if not v.is_term])
         if e.op in ("+", "-"):
             # Operands that are sums themselves are partial sums, not intermediates.
             for operand, v in ((e.left, a), (e.right, b)):
@@ -302,6 +320,14 @@ class _Encoder:
             runtime.append(cond)
         else:
             built.append(cond)
+
+    def operands(self, is_term: bool, operands: Sequence[_Val]) -> None:
+        # The operands of an operator the built term keeps (a division, a comparison, a
+        # min/max) are values the rewritten code computes, so int64 intermediates: a
+        # term operand may be a rest -- a partial sum the input never computed alone --
+        # and a constant one is a divisor or bound the code holds.
+        if is_term:
+            self.nodes.extend(v.value for v in operands)
 
     def node(self, v: _Val) -> _Val:
         if v.is_term:
@@ -335,6 +361,8 @@ class _Encoder:
             return self.node(_Val(total, built, runtime, is_term))
         if f in ("vmin", "vmax"):
             return self.value_range(f, e.args[0], index)
+        if f == "fits_int64":
+            return self.fits_int64(e.args[0], index)
         vals = self.args(e.args, index)
         built = [c for v in vals for c in v.built]
         runtime = [c for v in vals for c in v.runtime]
@@ -344,6 +372,7 @@ class _Encoder:
             x = xs[0]
             return _Val(z3.If(x >= 0, x, -x), built, runtime, False)
         if f in ("min", "max"):
+            self.operands(is_term, vals)
             acc = xs[0]
             for x in xs[1:]:
                 pick = acc <= x if f == "min" else acc >= x
@@ -357,9 +386,32 @@ class _Encoder:
             holds = z3.If(d == 0, n == 0, r == 0)
             return _Val(holds, built, runtime, False)
         is_div, sem = DIVISION_FUNCTIONS[f]
+        self.operands(is_term, vals)
         q, r = self.divide(xs[0], xs[1], sem)
         self.divisor_condition(xs[1] != 0, vals[1], built, runtime, is_term)
         return self.node(_Val(q if is_div else r, built, runtime, is_term))
+
+    def fits_int64(self, arg: Expr, index: int | None) -> _Val:
+        # A fresh flag covers every answer the engine gives, in a negated guard too; it
+        # never raises. Equality of the two sides does not depend on overflow, so the
+        # equivalence obligation leaves the flag free: the rule is proven whatever the
+        # guard answers. For the int64 obligation: the engine answers true only when the
+        # range of every value of the template lies in int64 -- where a matched term the
+        # input computes counts as in int64, which the obligation assumes of the input's
+        # values (quorem.engine.overflow) -- so every value is in int64.
+        outer = self.collect
+        self.collect = []
+        self.expr(arg, index)
+        values = self.collect
+        self.collect = outer
+        if outer is not None:
+            outer.extend(values)
+        self.fresh += 1
+        flag = z3.Bool(f"fits_int64!{self.fresh}")
+        if self.int64:
+            inside = [z3.And(x >= INT64_MIN, x <= INT64_MAX) for x in values]
+            self.axioms.append(z3.Implies(flag, _and(inside)))
+        return _Val(flag, [], [], False)
 
     def gcd(self, xs: Sequence[z3.ArithRef]) -> z3.ArithRef:
         g = self.new("gcd")
@@ -422,9 +474,14 @@ def _label(e: Expr) -> str:
     return f"{e.func}({', '.join(_label(a) for a in e.args)})"
 
 
-def encode_rule(rule: Rule, semantics: Semantics | None, arity: int = 0) -> Encoding:
-    """Encode ``rule`` for ``semantics`` (and ``arity`` addends in its ``sum(K*t)``)."""
-    enc = _Encoder(rule, semantics, arity)
+def encode_rule(
+    rule: Rule, semantics: Semantics | None, arity: int = 0, *, int64: bool = False
+) -> Encoding:
+    """Encode ``rule`` for ``semantics`` (and ``arity`` addends in its ``sum(K*t)``).
+
+    ``int64``: for the int64 obligation (what ``fits_int64(...)`` guards promise differs).
+    """
+    enc = _Encoder(rule, semantics, arity, int64)
     lhs_defined: list[z3.BoolRef] = []
     lhs = enc.pattern(rule.pattern, lhs_defined)
     lhs_nodes = list(enc.nodes)

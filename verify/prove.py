@@ -141,7 +141,7 @@ def _shrink(s: z3.Solver, enc: Encoding, timeout: float) -> z3.ModelRef | None:
 def prove(ob: Obligation, timeout: float = DEFAULT_TIMEOUT) -> ProofResult:
     """Discharge one obligation with Z3 (IntAux encoding) and report what was reached."""
     start = time.perf_counter()
-    enc = encode_rule(ob.rule, ob.semantics, ob.arity)
+    enc = encode_rule(ob.rule, ob.semantics, ob.arity, int64=ob.kind == "int64")
     premises, goal = _query(enc, ob.kind)
     # A fresh solver per query: Z3's incremental mode is much weaker on these.
     s = _solver(timeout)

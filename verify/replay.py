@@ -123,21 +123,29 @@ def _subterm_values(t: Term, env: dict[str, int]) -> list[tuple[Term, int | str]
     return out
 
 
-def _fits(t: Term, env: dict[str, int]) -> bool:
-    """Whether every intermediate of ``t`` fits in int64.
+def _overflow(t: Term, env: dict[str, int]) -> str | None:
+    """The first intermediate of ``t`` outside int64, described, or None if all fit.
 
-    Intermediates are the prover's: each subterm, and each scaled addend ``c*a`` of a sum.
+    Intermediates are the prover's: each subterm, each scaled addend ``c*a`` of a sum, and
+    each constant the term holds (coefficients, offsets, divisors).
     """
-    values: list[int] = []
+    values: list[tuple[str, int]] = []
     for u, v in _subterm_values(t, env):
         if not isinstance(v, int):
-            return False
-        values.append(v)
+            return f"{u} divides by zero"
+        values.append((str(u), v))
         if u.op is Op.ADD:
-            for atom, c in zip(u.args, u.arg[0], strict=True):
-                values.append(c * evaluate(atom, env, check_bounds=False))
-    values.append(evaluate(t, env, check_bounds=False))
-    return all(INT64_MIN <= v <= INT64_MAX for v in values)
+            coefs, offset = u.arg
+            values.append((f"the constant of {u}", offset))
+            for atom, c in zip(u.args, coefs, strict=True):
+                values.append((f"the coefficient of {atom}", c))
+                values.append((f"{atom}*{c}", c * evaluate(atom, env, check_bounds=False)))
+        values += [(f"the constant {a}", a.arg) for a in u.args if a.op is Op.CONST]
+    values.append((str(t), evaluate(t, env, check_bounds=False)))
+    for what, v in values:
+        if not INT64_MIN <= v <= INT64_MAX:
+            return f"{what} = {v}"
+    return None
 
 
 def replay(
@@ -170,7 +178,11 @@ def replay(
     if got != want:
         lines.append("  MISMATCH, confirmed by the engine")
         return Replay(True, "", lines)
-    if int64 and _fits(lhs, env) and not _fits(out, env):
-        lines.append("  the rewrite computes a value outside int64 where the input does not")
-        return Replay(True, "", lines)
+    if int64 and _overflow(lhs, env) is None:
+        wide = _overflow(out, env)
+        if wide is not None:
+            lines.append(
+                "  the rewrite computes a value outside int64 where the input does not: " + wide
+            )
+            return Replay(True, "", lines)
     return Replay(False, "the engine's values agree at this point", lines)

@@ -1,0 +1,213 @@
+"""The int64 guard ``fits_int64(e)`` and the promise it serves: no rewrite introduces overflow."""
+
+from __future__ import annotations
+
+import pytest
+import quorem
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from quorem.engine.errors import RuleError
+from quorem.engine.ops import Op, Semantics
+from quorem.engine.overflow import INT64_MAX, INT64_MIN, fits_int64
+from quorem.engine.rule import Expr
+from quorem.engine.rulefile import parse_rules
+from quorem.engine.ruleset import RuleSet, default_ruleset
+from quorem.engine.term import Term
+
+
+def _template(text: str) -> Expr:
+    """The rewrite of a one-rule file with pattern ``(x + C)//D`` and ``text`` as its rewrite."""
+    head = "rule t\n  doc: t\n  semantics: floor\n  pattern: (x + C)//D\n"
+    (r,) = parse_rules(f"{head}  rewrite: {text}\n")
+    return r.rewrite
+
+
+def test_bounded_template_fits() -> None:
+    x = quorem.var("x", 0, 2**40)
+    assert fits_int64(_template("x*D + C"), {"x": x, "C": 5, "D": 2**20}, Semantics.FLOOR)
+
+
+def test_each_node_is_checked_not_only_the_result() -> None:
+    # x*D overflows although x*D - x*D + C would not.
+    x = quorem.var("x", 0, 2**40)
+    env = {"x": x, "C": 5, "D": 2**30}
+    assert not fits_int64(_template("x*D - x*D + C"), env, Semantics.FLOOR)
+    assert fits_int64(_template("x + C"), env, Semantics.FLOOR)
+
+
+def test_constants_are_checked() -> None:
+    x = quorem.var("x", 0, 1)
+    assert not fits_int64(_template("x // (D*D)"), {"x": x, "C": 0, "D": 2**32}, Semantics.FLOOR)
+    assert fits_int64(_template("x // (D*D)"), {"x": x, "C": 0, "D": 2**31}, Semantics.FLOOR)
+
+
+def test_a_matched_term_counts_as_computed_by_the_input() -> None:
+    # x itself is a value of the input: where the input fits, so does x, and so x // 2.
+    env = {"x": quorem.var("x"), "C": 1, "D": 2}
+    assert fits_int64(_template("x // D"), env, Semantics.FLOOR)
+    assert not fits_int64(_template("x * D"), env, Semantics.FLOOR)
+    # A rest of two addends is a partial sum the input never computed alone.
+    rest = {"x": quorem.var("a") + quorem.var("b"), "C": 1, "D": 2}
+    assert not fits_int64(_template("x // D"), rest, Semantics.FLOOR)
+    bounded = {"x": quorem.var("a", 0, 9) + quorem.var("b", 0, 9), "C": 1, "D": 2}
+    assert fits_int64(_template("x // D"), bounded, Semantics.FLOOR)
+    # One scaled addend is computed (c*a is an intermediate of the input); c*a + k is not.
+    scaled = {"x": quorem.var("a") * 3, "C": 1, "D": 2}
+    assert fits_int64(_template("x // D"), scaled, Semantics.FLOOR)
+    offset = {"x": quorem.var("a") * 3 + 1, "C": 1, "D": 2}
+    assert not fits_int64(_template("x // D"), offset, Semantics.FLOOR)
+
+
+def test_term_lets_are_not_trusted() -> None:
+    text = (
+        "rule bad\n  doc: d\n  semantics: floor\n  pattern: x // N\n"
+        "  let: y = x + 1\n  guard: fits_int64(y // N)\n  rewrite: x\n"
+    )
+    with pytest.raises(RuleError, match="a term the rule builds"):
+        parse_rules(text, "bad.rules")
+
+
+def test_limits_are_inclusive() -> None:
+    x = quorem.var("x", INT64_MIN, INT64_MAX)
+    assert fits_int64(_template("x"), {"x": x, "C": 0, "D": 1}, Semantics.FLOOR)
+    assert not fits_int64(_template("x + 1"), {"x": x, "C": 0, "D": 1}, Semantics.FLOOR)
+    assert not fits_int64(_template("-x"), {"x": x, "C": 0, "D": 1}, Semantics.FLOOR)
+
+
+def test_division_by_a_range_containing_zero() -> None:
+    x = quorem.var("x", -(2**62), 2**62)
+    env = {"x": x, "C": 0, "D": 0}
+    assert not fits_int64(_template("x // D"), env, Semantics.FLOOR)  # no value at all
+
+
+@pytest.mark.parametrize(
+    ("guard", "reason"),
+    [
+        ("fits_int64(C > 0)", "not a condition"),
+        ("fits_int64(K*t)", "must not range over a sequence"),
+        ("fits_int64(C, C)", "exactly one argument"),
+    ],
+)
+def test_rules_checker_rejects_misuse(guard: str, reason: str) -> None:
+    text = (
+        "rule bad\n  doc: d\n  semantics: floor\n  pattern: (sum(K*t) + C) // D\n"
+        f"  guard: {guard}\n  rewrite: C\n"
+    )
+    with pytest.raises(RuleError, match=reason):
+        parse_rules(text, "bad.rules")
+
+
+def _intermediates(t: Term, env: dict[str, int]) -> list[int]:
+    """Every value machine code for ``t`` holds: subterms, scaled addends, constants."""
+    out: list[int] = []
+    seen: set[int] = set()
+    stack = [t]
+    while stack:
+        u = stack.pop()
+        if id(u) in seen:
+            continue
+        seen.add(id(u))
+        out.append(quorem.evaluate(u, env))
+        if u.op is Op.ADD:
+            coefs, offset = u.arg
+            out += [offset, *coefs]
+            out += [c * quorem.evaluate(a, env) for a, c in zip(u.args, coefs, strict=True)]
+        stack.extend(u.args)
+    return out
+
+
+def _fits(values: list[int]) -> bool:
+    return all(INT64_MIN <= v <= INT64_MAX for v in values)
+
+
+_THIRD = 3074457345618258603  # the least x with 3*x > INT64_MAX
+_BIG = st.sampled_from([2**31, 2**40, 2**52, 2**61, 2**62, 2**63 - 1, _THIRD])
+_FACTOR = st.sampled_from([-3, -1, 2, 3, 4, 8, 2**20, 2**31, 2**40])
+_SHAPES = [
+    "(x % {a})*{b} + (x // {a})*{c} + y",
+    "(x // {a} + y) // {b}",
+    "(x*{a} + y) // {b}",
+    "(x*{a} + y*{b} + {c}) // {a}",
+    "(x*{a} + y*{b} + {c}) % {a}",
+    "(x + {c}) % {a}",
+    "(x // {a}) // {b}",
+    "x % y",
+    "(-x*{a} + {c}) // -1",
+    "(-y + {c}) % {a}",
+]
+
+
+@settings(max_examples=600, deadline=None)
+@given(
+    shape=st.sampled_from(_SHAPES),
+    a=_FACTOR,
+    b=_FACTOR,
+    c=st.one_of(_FACTOR, _BIG),
+    xr=_BIG,
+    yr=_BIG,
+    sem=st.sampled_from([Semantics.FLOOR, Semantics.TRUNC]),
+    data=st.data(),
+)
+def test_simplify_introduces_no_overflow(  # noqa: PLR0917  (one parameter per drawn part)
+    shape: str,
+    a: int,
+    b: int,
+    c: int,
+    xr: int,
+    yr: int,
+    sem: Semantics,
+    data: st.DataObject,
+) -> None:
+    """Where every value of the input fits in int64, every value of the result does too."""
+    box = {"x": (-xr, xr), "y": (1, yr)}
+    try:
+        t = quorem.parse(shape.format(a=a, b=b, c=c), box, sem)
+    except quorem.QuoremError:
+        return
+    out = quorem.simplify(t)
+    for _ in range(5):
+        point = {
+            "x": data.draw(st.sampled_from([-xr, -xr + 1, -1, 0, 1, xr - 1, xr])),
+            "y": data.draw(st.sampled_from([1, 2, yr - 1, yr])),
+        }
+        try:
+            before = _intermediates(t, point)
+        except quorem.EvaluationError:
+            continue
+        if _fits(before):
+            after = _intermediates(out, point)
+            assert _fits(after), (str(t), str(out), point)
+            assert quorem.evaluate(out, point) == quorem.evaluate(t, point)
+
+
+def test_compiled_and_reference_agree_on_the_guard() -> None:
+    reference = RuleSet(list(default_ruleset()), compiled=False)
+    for text, box in [
+        ("(x % 3)*5 + (x // 3)*15", {"x": (0, 2**58)}),
+        ("(x % 3)*5 + (x // 3)*15", {"x": (0, 2**62)}),
+        ("(x % 3)*5 + (x // 3)*15", {"x": (0, None)}),
+        ("(x*4 + y*6 + 3) % 4", {"x": (0, 10), "y": (0, 2**61)}),
+        ("(x*4 + y*6 + 3) % 4", {"x": (0, 10), "y": (0, 2**62)}),
+    ]:
+        t = quorem.parse(text, box)
+        assert quorem.simplify(t) is quorem.simplify(t, reference), text
+
+
+@pytest.mark.parametrize(
+    ("text", "box"),
+    [
+        # div-by-minus-one's template -x fits, but its canonical form scales x's addends.
+        ("(-x*2 + 6) // -1", {"x": (0, 2**62)}),
+        # mod-reduce-coefficients would turn -y into 3*y.
+        ("(-y + 3) % 4", {"y": (1, 2**62)}),
+        # divmod-recombine-scaled would compute x*3 where the input never does.
+        ("(x % 2)*3 + (x // 2)*6 + y", {"x": (_THIRD - 2, _THIRD), "y": (-9, -3)}),
+    ],
+)
+def test_no_overflow_near_the_limits(text: str, box: dict[str, tuple[int, int]]) -> None:
+    t = quorem.parse(text, box)
+    assert _fits(_intermediates(t, {n: hi for n, (lo, hi) in box.items()}))
+    out = quorem.simplify(t)
+    for point in ({n: lo for n, (lo, hi) in box.items()}, {n: hi for n, (lo, hi) in box.items()}):
+        assert _fits(_intermediates(out, point)), str(out)
+        assert quorem.evaluate(out, point) == quorem.evaluate(t, point)
