@@ -37,6 +37,7 @@ from quorem.verify.prove import (
     prove,
     result_json,
 )
+from quorem.verify.termination import termination_results
 
 __all__ = ["main", "verify_rules"]
 
@@ -57,7 +58,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--rule", action="append", default=[], help="only the rule NAME (repeatable)")
     p.add_argument(
         "--obligation",
-        choices=("equivalence", "int64", "interval"),
+        choices=("equivalence", "int64", "interval", "termination"),
         action="append",
         help="only this kind of obligation (repeatable; default: all)",
     )
@@ -135,7 +136,7 @@ def verify_rules(
     return [r for r in results if r is not None]
 
 
-OBLIGATIONS_ALL: Final = (*OBLIGATIONS, "interval")
+OBLIGATIONS_ALL: Final = (*OBLIGATIONS, "interval", "termination")
 
 
 def _interval_results(cache: ProofCache | None, progress: Any) -> list[dict[str, Any]]:
@@ -257,6 +258,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         cache=cache,
         progress=show,
     )
+    if "termination" in (args.obligation or OBLIGATIONS_ALL):
+        # Each rule makes terms smaller in one declared order (quorem.verify.termination).
+        results += termination_results(
+            rules, arity=args.arity, timeout=args.timeout, cache=cache, progress=show
+        )
     if not args.files and not args.rule and "interval" in (args.obligation or OBLIGATIONS_ALL):
         results += _interval_results(cache, show)
     seconds = time.perf_counter() - start
