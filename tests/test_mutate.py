@@ -15,6 +15,7 @@ from quorem.engine.rulefile import parse_rules  # noqa: E402
 from quorem.verify import mutate  # noqa: E402
 from quorem.verify.mutate import (  # noqa: E402
     KILLED,
+    NEVER_FIRES,
     SURVIVED,
     UNKNOWN,
     Mutant,
@@ -27,6 +28,7 @@ from quorem.verify.mutate import (  # noqa: E402
     run_mutation_test,
     walk_tree,
 )
+from quorem.verify.prove import obligations_of, prove  # noqa: E402
 
 RULES = quorem.default_ruleset().rules
 FIELDS = ("pattern", "lets", "guard", "rewrite")
@@ -173,14 +175,35 @@ def test_a_stronger_guard_survives_proven() -> None:
     m = find(mutants(rule("mod-of-small-range")), "guard literal 0 -> 1")
     res = classify(m, arity=2, timeout=10)
     assert res.verdict == SURVIVED, res
-    assert all(s == "proven" for _, s in res.obligations)
+    assert [s for _, s in res.obligations] == ["proven", "proven-int64"] * 2
 
 
-def test_a_mutant_that_never_fires_is_unknown_not_proven() -> None:
+def test_a_mutant_that_never_fires_is_sound() -> None:
+    """Z3 shows ``x // 0`` can never match: the mutant is sound, but not a proof of anything."""
     m = find(mutants(rule("div-by-minus-one")), "-1 -> 0")
     res = classify(m, arity=2, timeout=10)
-    assert res.verdict == UNKNOWN
-    assert "vacuous" in res.note
+    assert res.verdict == SURVIVED
+    assert all(s == NEVER_FIRES for _, s in res.obligations)
+    assert "can never fire" in res.note
+    # prove() itself never calls it proven: a shipped rule that cannot fire is a bug.
+    (ob, *_) = obligations_of(m.rule, 2)
+    r = prove(ob, 10)
+    assert (r.status, r.method) == ("unknown", "vacuous")
+
+
+def test_a_compound_range_counterexample_is_found_by_widening() -> None:
+    """Z3 picks vmin(x < y) freely; replay finds variable ranges that reproduce it."""
+    m = find(mutants(rule("fold-lt-by-range")), "drop the guard")
+    res = classify(m, arity=2, timeout=10)
+    assert res.verdict == KILLED, res
+
+
+def test_an_overflowing_partial_sum_is_replayed_as_two_addends() -> None:
+    """Dropping fits_int64 from mod-drop-multiple: y % N computes the rest y on its own."""
+    m = find(mutants(rule("mod-drop-multiple")), "drop guard conjunct `fits_int64")
+    res = classify(m, arity=2, timeout=10)
+    assert res.verdict == KILLED, res
+    assert ("floor int64", "unsound") in res.obligations
 
 
 def test_run_mutation_test_end_to_end() -> None:

@@ -14,7 +14,7 @@ import sys
 import time
 import xml.etree.ElementTree as ET
 from collections.abc import Sequence
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import Future, ProcessPoolExecutor
 from pathlib import Path
 from typing import Any, Final
 
@@ -26,7 +26,7 @@ from quorem.engine.rulefile import load_rule_files
 from quorem.rules import rule_files
 from quorem.verify import intervals
 from quorem.verify.cache import ProofCache
-from quorem.verify.intervals import prove_interval_analysis
+from quorem.verify.intervals import IntervalProof, prove_interval_analysis
 from quorem.verify.prove import (
     DEFAULT_ARITY,
     DEFAULT_TIMEOUT,
@@ -139,14 +139,29 @@ def verify_rules(
 OBLIGATIONS_ALL: Final = (*OBLIGATIONS, "interval", "termination")
 
 
-def _interval_results(cache: ProofCache | None, progress: Any) -> list[dict[str, Any]]:
-    """The interval analysis's proofs, one entry per operator (cached by its source)."""
-    key = (
-        "interval:"
-        + hashlib.sha256(
-            (inspect.getsource(interval) + inspect.getsource(intervals)).encode()
-        ).hexdigest()
-    )
+def _start_intervals(cache: ProofCache | None) -> Future[list[IntervalProof]] | None:
+    """Start the interval proofs (one long serial job) in a process beside the rules' pool."""
+    if cache is not None and _interval_key() in cache.entries:
+        return None
+    pool = ProcessPoolExecutor(max_workers=1)
+    pending = pool.submit(prove_interval_analysis)
+    pool.shutdown(wait=False)  # the worker runs the submitted job to its end
+    return pending
+
+
+def _interval_key() -> str:
+    sources = inspect.getsource(interval) + inspect.getsource(intervals)
+    return "interval:" + hashlib.sha256(sources.encode()).hexdigest()
+
+
+def _interval_results(
+    cache: ProofCache | None, progress: Any, proofs: list[IntervalProof] | None = None
+) -> list[dict[str, Any]]:
+    """The interval analysis's proofs, one entry per operator (cached by its source).
+
+    ``proofs``: already computed (in another process), else they are computed here.
+    """
+    key = _interval_key()
     hit = cache.entries.get(key) if cache else None
     if hit is not None:
         out = [{**r, "cached": True} for r in hit["results"]]
@@ -155,7 +170,7 @@ def _interval_results(cache: ProofCache | None, progress: Any) -> list[dict[str,
                 progress(r)
         return out
     results = []
-    for proof in prove_interval_analysis():
+    for proof in prove_interval_analysis() if proofs is None else proofs:
         r = {
             "name": f"interval-{proof.op}",
             "file": interval.__file__,
@@ -248,6 +263,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     cache = None if args.no_cache else ProofCache()
     show = None if args.json else (lambda r: print(_line(r), flush=True))
     start = time.perf_counter()
+    want_intervals = (
+        not args.files and not args.rule and "interval" in (args.obligation or OBLIGATIONS_ALL)
+    )
+    pending = _start_intervals(cache) if want_intervals and args.jobs > 1 else None
     results = verify_rules(
         rules,
         args.files,
@@ -263,8 +282,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         results += termination_results(
             rules, arity=args.arity, timeout=args.timeout, cache=cache, progress=show
         )
-    if not args.files and not args.rule and "interval" in (args.obligation or OBLIGATIONS_ALL):
-        results += _interval_results(cache, show)
+    if want_intervals:
+        results += _interval_results(cache, show, pending.result() if pending else None)
     seconds = time.perf_counter() - start
     summary = _summary(results, seconds)
     if args.json:

@@ -10,14 +10,15 @@ that is *almost* right. Every rule yields mutants (:func:`mutants`):
   bare sum addend, which is a literal of the rule's syntax tree);
 * **semantics**: a rule stated for floor only restated for trunc, and vice versa.
 
-Each mutant's ``equivalence`` obligations are proven (:func:`classify`) and it is
+Each mutant's ``equivalence`` and ``int64`` obligations are proven (:func:`classify`)
+and it is
 
 * ``KILLED``: some obligation is ``unsound`` (the counterexample replayed and confirmed
   by the engine);
 * ``SURVIVED-PROVEN``: every obligation is proven, so the mutant is still a sound rule
-  (a redundant conjunct, say): not a miss of the prover;
-* ``UNKNOWN``: neither (a timeout, a counterexample the engine does not reproduce, or a
-  proof rejected as vacuous because the mutant can never fire).
+  (a redundant conjunct, say): not a miss of the prover. A mutant whose premises Z3
+  shows unsatisfiable can never fire, which is sound too (``proven (never fires)``);
+* ``UNKNOWN``: neither (a timeout, or a counterexample the engine does not reproduce).
 
 Run ``python -m quorem.verify.mutate [--jobs N]``: the summary goes to stdout, one line
 per mutant to stderr as it is classified. Exit status 0 when no mutant is ``UNKNOWN``,
@@ -55,6 +56,7 @@ from quorem.verify.prove import Obligation, ProofResult, obligations_of, prove
 
 __all__ = [
     "KILLED",
+    "NEVER_FIRES",
     "SURVIVED",
     "UNKNOWN",
     "Mutant",
@@ -74,6 +76,8 @@ __all__ = [
 KILLED: Final = "KILLED"
 SURVIVED: Final = "SURVIVED-PROVEN"
 UNKNOWN: Final = "UNKNOWN"
+NEVER_FIRES: Final = "proven (never fires)"
+_SOUND: Final = frozenset({"proven", "proven-int64", NEVER_FIRES})
 VERDICTS: Final = (KILLED, SURVIVED, UNKNOWN)
 _FIELDS: Final = ("pattern", "lets", "guard", "rewrite")
 _SWITCH: Final = {Semantics.FLOOR: Semantics.TRUNC, Semantics.TRUNC: Semantics.FLOOR}
@@ -346,15 +350,18 @@ def _prove_safely(ob: Obligation, timeout: float) -> tuple[str, str]:
         return "unknown", f"error: {type(exc).__name__}: {exc}"
     if r.status == "unsound":
         return r.status, f"refuted ({ob.label}): {_example(r.counterexample or {})}"
+    if r.status == "unknown" and r.method == "vacuous":
+        # Z3 showed the premises unsatisfiable: the mutant never fires, so it is sound.
+        return NEVER_FIRES, f"{ob.label}: {_why_open(r)}"
     if r.status == "unknown":
         return r.status, f"{ob.label}: {_why_open(r)}"
     return r.status, ""
 
 
 def classify(mutant: Mutant, arity: int = 2, timeout: float = 10.0) -> MutantResult:
-    """Prove ``mutant``'s ``equivalence`` obligations (sums up to ``arity``) and judge it."""
+    """Prove ``mutant``'s obligations (sums up to ``arity``) and judge it."""
     start = time.perf_counter()
-    obs = [ob for ob in obligations_of(mutant.rule, arity) if ob.kind == "equivalence"]
+    obs = obligations_of(mutant.rule, arity)
     statuses: list[tuple[str, str]] = []
     notes: list[str] = []
     for ob in obs:
@@ -367,7 +374,7 @@ def classify(mutant: Mutant, arity: int = 2, timeout: float = 10.0) -> MutantRes
             notes.append(note)
     if any(s == "unsound" for _, s in statuses):
         verdict = KILLED
-    elif all(s == "proven" for _, s in statuses):
+    elif all(s in _SOUND for _, s in statuses):
         verdict = SURVIVED
     else:
         verdict = UNKNOWN
@@ -426,7 +433,7 @@ class MutationReport:
         """The plain-text report: settings, counts per kind and per rule, open mutants."""
         lines = [
             "quorem mutation test of the prover",
-            f"equivalence obligations, sums up to arity {self.arity}, timeout "
+            f"equivalence and int64 obligations, sums up to arity {self.arity}, timeout "
             f"{self.timeout:g} s per query, {self.jobs} job(s), {self.seconds:.0f} s",
             "",
             self.headline(),

@@ -17,12 +17,13 @@ never counted as proven; so is a counterexample the engine does not reproduce.
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import time
 from typing import Any, Final
 
 import z3
 from quorem.engine.ops import Semantics
-from quorem.engine.rule import Rule
+from quorem.engine.rule import NameKind, Rule
 from quorem.verify.encode import INT64_MAX, INT64_MIN, Encoding, encode_rule, has_sequence
 from quorem.verify.replay import Replay, replay
 
@@ -153,14 +154,19 @@ def prove(ob: Obligation, timeout: float = DEFAULT_TIMEOUT) -> ProofResult:
         # Vacuity: premises that can never hold would prove anything.
         v = _solver(timeout)
         v.add(*premises)
-        if v.check() != z3.sat:
+        satisfiable = v.check()
+        if satisfiable != z3.sat:
+            # Never counted as proven: a shipped rule that can never fire is a bug too.
+            never = satisfiable == z3.unsat
             return ProofResult(
                 ob,
                 "unknown",
-                "vacuous",
+                "vacuous" if never else "vacuity-unknown",
                 time.perf_counter() - start,
                 None,
-                "the guard and premises cannot be shown satisfiable: the proof may be vacuous",
+                "the guard and premises are unsatisfiable: the rule can never fire"
+                if never
+                else "the guard and premises cannot be shown satisfiable: the proof may be vacuous",
             )
         return ProofResult(ob, _PROVEN[ob.kind], method, time.perf_counter() - start)
     if answer == z3.unknown:
@@ -170,8 +176,7 @@ def prove(ob: Obligation, timeout: float = DEFAULT_TIMEOUT) -> ProofResult:
         )
     model = s.model()
     model = _shrink(s, enc, timeout) or model
-    values = _model_values(model, enc)
-    rep = replay(ob.rule, ob.semantics, ob.arity, values, int64=ob.kind == "int64")
+    values, rep = _replay_model(ob, _model_values(model, enc))
     seconds = time.perf_counter() - start
     if rep.confirmed:
         return ProofResult(ob, "unsound", method, seconds, values, _report(ob, values, rep))
@@ -184,6 +189,54 @@ def prove(ob: Obligation, timeout: float = DEFAULT_TIMEOUT) -> ProofResult:
         "Z3 found a model but the engine did not reproduce it (an over-approximated"
         f" range or gcd?): {rep.note}\n" + _report(ob, values, rep),
     )
+
+
+# Ranges (below, above the model's value) tried for the term variables when the model's
+# own bounds do not reproduce: Z3 picks the bounds of a compound term (vmin(x // y)) freely,
+# which the engine derives from the variables' ranges instead.
+_MAX_CORNERS: Final = 27
+_RANGE_SHAPES: Final = (
+    (0, 0),
+    (1, 1),
+    (0, 1),
+    (1, 0),
+    (2, 2),
+    (0, 3),
+    (3, 0),
+    (10, 10),
+    (100, 100),
+)
+
+
+def _replay_model(ob: Obligation, values: dict[str, int]) -> tuple[dict[str, int], Replay]:
+    """Replay Z3's model; failing that, the same point with nearby variable ranges.
+
+    Every variant is a concrete point the engine confirms on its own, so a confirmed one
+    is a genuine counterexample whichever variant it is.
+    """
+    int64 = ob.kind == "int64"
+    rep = replay(ob.rule, ob.semantics, ob.arity, values, int64=int64)
+    names = [n for n, k in ob.rule.names.items() if k is NameKind.TERM and n in values]
+    if rep.confirmed or not names:
+        return values, rep
+    # Z3's bounds of compound terms mean nothing at another range: leave them out.
+    plain = {k: v for k, v in values.items() if not k.startswith(("vmin(", "vmax("))}
+    for below, above in _RANGE_SHAPES:
+        # The model's point, then each corner of the widened box (the value of a
+        # compound term at the model's point may be one its range does not reach).
+        corners = itertools.product(
+            *[(0, -below, above)[: 3 if below or above else 1]] * len(names)
+        )
+        for offsets in itertools.islice(corners, _MAX_CORNERS):
+            variant = dict(plain)
+            for n, d in zip(names, offsets, strict=True):
+                variant[n] = values[n] + d
+                variant[f"vmin({n})"] = values[n] - below
+                variant[f"vmax({n})"] = values[n] + above
+            tried = replay(ob.rule, ob.semantics, ob.arity, variant, int64=int64)
+            if tried.confirmed:
+                return variant, tried
+    return values, rep
 
 
 def _report(ob: Obligation, values: dict[str, int], rep: Replay) -> str:

@@ -48,8 +48,17 @@ def _bindings(
         elif kind is NameKind.TERM and name in values:
             v = values[name]
             lo, hi = _bounds(values, name, v)
-            b[name] = var(name, lo, hi)
-            env[name] = v
+            if INT64_MIN <= v <= INT64_MAX:
+                b[name] = var(name, lo, hi)
+                env[name] = v
+            else:
+                # Outside int64: a value no machine code holds. The prover's model means a
+                # partial sum (the rest of a sum pattern), so build it as one of two
+                # in-range variables, which the input adds up with its other addends.
+                half = v // 2
+                one, two = f"{name}_1", f"{name}_2"
+                b[name] = var(one, lo // 2, hi // 2) + var(two, lo - lo // 2, hi - hi // 2)
+                env[one], env[two] = half, v - half
         elif kind is NameKind.SEQ_CONST:
             b[name] = [values[f"{name}[{i + 1}]"] for i in range(arity)]
         elif kind is NameKind.SEQ_TERM:
