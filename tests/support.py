@@ -6,6 +6,7 @@ import itertools
 import random
 from collections.abc import Iterator, Mapping
 from pathlib import Path
+from typing import Any
 
 import quorem
 
@@ -42,3 +43,11 @@ def assert_equivalent(
             continue
         got = quorem.evaluate(b, env)
         assert got == want, f"{a} = {want} but {b} = {got} at {env}"
+
+
+def run_verify(argv: list[str], capsys: Any) -> tuple[int, str]:
+    """Run ``quorem verify`` in-process: its exit status and what it printed."""
+    from quorem.verify import cli
+
+    code = cli.main(argv)
+    return code, capsys.readouterr().out

@@ -28,6 +28,7 @@ from quorem.verify.termination import (  # noqa: E402
     termination_results,
 )
 from strategies import Case, cases  # noqa: E402
+from support import run_verify  # noqa: E402
 
 LOOPING = """
 rule mod-add-divisor
@@ -219,11 +220,6 @@ def test_every_rewrite_step_decreases_the_concrete_measure(case: Case) -> None:
 
 
 # ---------------------------------------------------------------- quorem verify
-def _run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
-    code = cli.main(argv)
-    return code, capsys.readouterr().out
-
-
 def test_cli_reports_non_decreasing_rule(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -231,11 +227,11 @@ def test_cli_reports_non_decreasing_rule(
     monkeypatch.setenv("QUOREM_CACHE_DIR", str(tmp_path / "cache"))
     rules = tmp_path / "loop.rules"
     rules.write_text(LOOPING)
-    code, out = _run([str(rules), "--obligation", "termination"], capsys)
+    code, out = run_verify([str(rules), "--obligation", "termination"], capsys)
     assert code == cli.EXIT_UNKNOWN
     assert "unknown" in out and "may grow" in out and "not shown decreasing" in out
 
-    code, out = _run([str(rules), "--obligation", "termination", "--json"], capsys)
+    code, out = run_verify([str(rules), "--obligation", "termination", "--json"], capsys)
     assert code == cli.EXIT_UNKNOWN
     data = json.loads(out)
     entries = data["rules"]
@@ -252,7 +248,7 @@ def test_cli_reports_non_decreasing_rule(
         "seconds",
         "counterexample",
     }
-    code, _ = _run([str(rules), "--obligation", "termination", "--allow-unknown"], capsys)
+    code, _ = run_verify([str(rules), "--obligation", "termination", "--allow-unknown"], capsys)
     assert code == cli.EXIT_PROVEN
 
 
@@ -263,7 +259,7 @@ def test_cli_default_includes_termination(
     monkeypatch.setenv("QUOREM_CACHE_DIR", str(tmp_path / "cache"))
     rules = tmp_path / "swap.rules"
     rules.write_text(SWAP)
-    code, out = _run([str(rules), "--json", "--junit", str(tmp_path / "junit.xml")], capsys)
+    code, out = run_verify([str(rules), "--json", "--junit", str(tmp_path / "junit.xml")], capsys)
     by_kind = {e["obligation"]: e["status"] for e in json.loads(out)["rules"]}
     assert by_kind["equivalence"] == "proven"
     assert by_kind["termination"] == "unknown"
@@ -277,10 +273,11 @@ def test_cli_shipped_rules_and_cache(
 ) -> None:
     """The shipped rules pass `--obligation termination`; a second run is served by the cache."""
     monkeypatch.setenv("QUOREM_CACHE_DIR", str(tmp_path / "cache"))
-    code, out = _run(["--obligation", "termination", "--rule", "div-by-common-factor"], capsys)
+    argv = ["--obligation", "termination", "--rule", "div-by-common-factor"]
+    code, out = run_verify(argv, capsys)
     assert code == cli.EXIT_PROVEN
     assert "[floor termination k=4] measure: divisor magnitude" in out
-    code, out = _run(["--obligation", "termination", "--rule", "div-by-common-factor"], capsys)
+    code, out = run_verify(argv, capsys)
     assert code == cli.EXIT_PROVEN and "(cached)" in out
 
 

@@ -14,6 +14,7 @@ from quorem.engine.ops import Semantics  # noqa: E402
 from quorem.engine.rulefile import parse_rules  # noqa: E402
 from quorem.verify import cli  # noqa: E402
 from quorem.verify.prove import Obligation, obligations_of, prove  # noqa: E402
+from support import run_verify  # noqa: E402
 
 KNOWN_BUGS = sorted((Path(__file__).parent / "known_bugs").glob("*.rules"))
 
@@ -83,18 +84,13 @@ def test_rewrite_dividing_by_zero_is_unsound() -> None:
     assert r.status == "unsound", r.report
 
 
-def _run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
-    code = cli.main(argv)
-    return code, capsys.readouterr().out
-
-
 def test_cli_json_and_exit_codes(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """--json has the documented shape; exit 1 for unsound, 0 for proven, 3 for bad input."""
     monkeypatch.setenv("QUOREM_CACHE_DIR", str(tmp_path / "cache"))
     bad = str(KNOWN_BUGS[0])
-    code, out = _run([bad, "--json", "--no-cache"], capsys)
+    code, out = run_verify([bad, "--json", "--no-cache"], capsys)
     assert code == cli.EXIT_UNSOUND
     data = json.loads(out)
     assert set(data["summary"]) == {"proven", "unsound", "unknown", "seconds"}
@@ -112,23 +108,23 @@ def test_cli_json_and_exit_codes(
     }
     assert any(e["status"] == "unsound" and e["counterexample"] for e in data["rules"])
 
-    code, _ = _run(["--rule", "divmod-recombine", "--json"], capsys)
+    code, _ = run_verify(["--rule", "divmod-recombine", "--json"], capsys)
     assert code == cli.EXIT_PROVEN
-    code, out = _run(["--rule", "divmod-recombine"], capsys)
+    code, out = run_verify(["--rule", "divmod-recombine"], capsys)
     assert code == cli.EXIT_PROVEN and "(cached)" in out
 
     broken = tmp_path / "broken.rules"
     broken.write_text("rule x\n  doc: d\n")
-    code, _ = _run([str(broken)], capsys)
+    code, _ = run_verify([str(broken)], capsys)
     assert code == cli.EXIT_USAGE
-    code, _ = _run(["--rule", "no-such-rule"], capsys)
+    code, _ = run_verify(["--rule", "no-such-rule"], capsys)
     assert code == cli.EXIT_USAGE
 
 
 def test_cli_junit(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """--junit writes one test case per obligation, failures for unsound ones."""
     report = tmp_path / "junit.xml"
-    code, _ = _run([str(KNOWN_BUGS[0]), "--no-cache", "--junit", str(report)], capsys)
+    code, _ = run_verify([str(KNOWN_BUGS[0]), "--no-cache", "--junit", str(report)], capsys)
     assert code == cli.EXIT_UNSOUND
     text = report.read_text()
     assert "<testsuite" in text and "<failure" in text and "UNSOUND" in text
