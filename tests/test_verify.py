@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -13,7 +14,7 @@ import quorem  # noqa: E402
 from quorem.engine.ops import Semantics  # noqa: E402
 from quorem.engine.rulefile import parse_rules  # noqa: E402
 from quorem.verify import cli  # noqa: E402
-from quorem.verify.prove import Obligation, obligations_of, prove  # noqa: E402
+from quorem.verify.prove import Obligation, obligations_of, prove, result_json  # noqa: E402
 from support import run_verify  # noqa: E402
 
 KNOWN_BUGS = sorted((Path(__file__).parent / "known_bugs").glob("*.rules"))
@@ -192,3 +193,44 @@ def test_fits_int64_guard_proves_int64_and_leaves_equivalence_alone() -> None:
         "  guard: N > 0 and fits_int64(x)\n  rewrite: x\n"
     )
     assert prove(Obligation(wrong, Semantics.FLOOR, 0, "equivalence")).status == "unsound"
+
+
+def _fail_steps(monkeypatch: pytest.MonkeyPatch, methods: set[str]) -> None:
+    """Make the portfolio steps whose method is in ``methods`` answer unknown."""
+    from quorem.verify import prove as prove_module
+
+    real = prove_module._Query.attempt
+
+    def attempt(self: Any, extra: Any, timeout: float, method: str, proven: str) -> Any:
+        if method in methods:
+            return prove_module.ProofResult(self.ob, "unknown", method, 0.0, None, "forced")
+        return real(self, extra, timeout, method, proven)
+
+    monkeypatch.setattr(prove_module._Query, "attempt", attempt)
+
+
+_SPLIT = (
+    "rule split\n  doc: d\n  semantics: floor\n  pattern: (x*M + b) // N\n"
+    "  guard: M == N and N > 0\n  rewrite: x + b // N\n"
+)
+
+
+def test_portfolio_falls_back_to_int64_values(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Unknown over unbounded integers, proven with every value in int64: shown as such."""
+    _fail_steps(monkeypatch, {"IntAux"})
+    (rule,) = parse_rules(_SPLIT)
+    r = prove(Obligation(rule, Semantics.FLOOR, 0, "equivalence"))
+    assert r.status == "proven-int64" and r.method == "IntAux, values in int64", r
+
+
+def test_portfolio_grid_is_weaker_than_a_proof(monkeypatch: pytest.MonkeyPatch) -> None:
+    _fail_steps(monkeypatch, {"IntAux", "IntAux, values in int64"})
+    (rule,) = parse_rules(_SPLIT)
+    r = prove(Obligation(rule, Semantics.FLOOR, 0, "equivalence"))
+    assert r.status == "proven-on-grid(M, N in -3..4 but 0)", r
+    assert not r.ok
+    assert cli._summary([result_json(r)], 0.0)["unknown"] == 1  # so quorem verify exits 2
+    # A wrong rule is still refuted on the grid, with a replayed counterexample.
+    (trunc,) = parse_rules(_SPLIT.replace("floor", "trunc"))
+    refuted = prove(Obligation(trunc, Semantics.TRUNC, 0, "equivalence"))
+    assert refuted.status == "unsound" and refuted.method == "grid", refuted

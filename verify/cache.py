@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, Final
 
 import z3
-from quorem.verify.prove import Obligation
+from quorem.verify.prove import PROVEN_STATUSES, Obligation
 
 __all__ = ["PROVER_VERSION", "ProofCache", "cache_key"]
 
@@ -64,7 +64,7 @@ class ProofCache:
 
     def put(self, ob: Obligation, entry: dict[str, Any]) -> None:
         """Remember a definite result of ``ob``."""
-        if entry.get("status") in ("proven", "proven-int64", "unsound"):
+        if entry.get("status") in {*PROVEN_STATUSES, "unsound"}:
             self.entries[cache_key(ob)] = entry
 
     def save(self) -> None:

@@ -31,6 +31,7 @@ from quorem.verify.prove import (
     DEFAULT_ARITY,
     DEFAULT_TIMEOUT,
     OBLIGATIONS,
+    PROVEN_STATUSES,
     Obligation,
     ProofResult,
     obligations_of,
@@ -196,9 +197,10 @@ def _interval_results(
 
 def _summary(results: Sequence[dict[str, Any]], seconds: float) -> dict[str, Any]:
     return {
-        "proven": sum(r["status"] in ("proven", "proven-int64") for r in results),
+        "proven": sum(r["status"] in PROVEN_STATUSES for r in results),
         "unsound": sum(r["status"] == "unsound" for r in results),
-        "unknown": sum(r["status"] == "unknown" for r in results),
+        # unknown, vacuous, and proven-on-grid (weaker than a proof)
+        "unknown": sum(r["status"] not in {*PROVEN_STATUSES, "unsound"} for r in results),
         "seconds": round(seconds, 3),
     }
 
@@ -226,6 +228,32 @@ def _write_junit(path: Path, results: Sequence[dict[str, Any]], seconds: float) 
             ET.SubElement(case, "error", message="unknown").text = r.get("report", "")
     path.parent.mkdir(parents=True, exist_ok=True)
     ET.ElementTree(suite).write(path, encoding="utf-8", xml_declaration=True)
+
+
+class _Progress:
+    """Per-obligation output: plain lines in CI and pipes, a counting line on a terminal.
+
+    On a terminal the proofs overwrite one line as they come; anything not proven is
+    printed in full.
+    """
+
+    def __init__(self, tty: bool) -> None:
+        self.tty = tty
+        self.count = 0
+
+    def __call__(self, r: dict[str, Any]) -> None:
+        self.count += 1
+        if not self.tty:
+            print(_line(r), flush=True)
+        elif r["status"] in PROVEN_STATUSES:
+            print(f"\r\033[K[{self.count}] {_line(r)}", end="", flush=True)
+        else:
+            print(f"\r\033[K{_line(r)}", flush=True)
+
+    def close(self) -> None:
+        """Clear the counting line (a terminal only)."""
+        if self.tty and self.count:
+            print("\r\033[K", end="", flush=True)
 
 
 def _line(r: dict[str, Any]) -> str:
@@ -261,7 +289,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
         return EXIT_USAGE
     cache = None if args.no_cache else ProofCache()
-    show = None if args.json else (lambda r: print(_line(r), flush=True))
+    show = None if args.json else _Progress(sys.stdout.isatty())
     start = time.perf_counter()
     want_intervals = (
         not args.files and not args.rule and "interval" in (args.obligation or OBLIGATIONS_ALL)
@@ -285,6 +313,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if want_intervals:
         results += _interval_results(cache, show, pending.result() if pending else None)
     seconds = time.perf_counter() - start
+    if show is not None:
+        show.close()
     summary = _summary(results, seconds)
     if args.json:
         out = [{k: v for k, v in r.items() if k not in ("report", "cached")} for r in results]
@@ -296,7 +326,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 if r.get("cached"):
                     print(_line(r))
         for r in results:
-            if r["status"] != "proven" and r["status"] != "proven-int64" and r.get("report"):
+            if r["status"] not in PROVEN_STATUSES and r.get("report"):
                 print("\n" + r["report"])
         print(
             f"\n{summary['proven']} proven, {summary['unsound']} unsound, "

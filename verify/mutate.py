@@ -52,7 +52,7 @@ from quorem.engine.rule import (
 )
 from quorem.engine.ruleset import default_ruleset
 from quorem.engine.syntax import BINARY_PRECEDENCE
-from quorem.verify.prove import Obligation, ProofResult, obligations_of, prove
+from quorem.verify.prove import PROVEN_STATUSES, Obligation, ProofResult, obligations_of, prove
 
 __all__ = [
     "KILLED",
@@ -77,7 +77,7 @@ KILLED: Final = "KILLED"
 SURVIVED: Final = "SURVIVED-PROVEN"
 UNKNOWN: Final = "UNKNOWN"
 NEVER_FIRES: Final = "proven (never fires)"
-_SOUND: Final = frozenset({"proven", "proven-int64", NEVER_FIRES})
+_SOUND: Final = frozenset({*PROVEN_STATUSES, NEVER_FIRES})
 VERDICTS: Final = (KILLED, SURVIVED, UNKNOWN)
 _FIELDS: Final = ("pattern", "lets", "guard", "rewrite")
 _SWITCH: Final = {Semantics.FLOOR: Semantics.TRUNC, Semantics.TRUNC: Semantics.FLOOR}

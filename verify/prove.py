@@ -31,6 +31,7 @@ __all__ = [
     "DEFAULT_ARITY",
     "DEFAULT_TIMEOUT",
     "OBLIGATIONS",
+    "PROVEN_STATUSES",
     "Obligation",
     "ProofResult",
     "obligations_of",
@@ -41,6 +42,8 @@ DEFAULT_ARITY: Final = 4
 DEFAULT_TIMEOUT: Final = 20.0
 OBLIGATIONS: Final = ("equivalence", "int64")
 _PROVEN: Final = {"equivalence": "proven", "int64": "proven-int64"}
+# Statuses that count as proofs; ``proven-on-grid(...)`` is shown but is not one.
+PROVEN_STATUSES: Final = frozenset(_PROVEN.values())
 
 
 @dataclasses.dataclass(frozen=True)
@@ -78,7 +81,7 @@ class ProofResult:
     @property
     def ok(self) -> bool:
         """Whether the obligation is proven."""
-        return self.status in ("proven", "proven-int64")
+        return self.status in PROVEN_STATUSES
 
 
 def obligations_of(rule: Rule, max_arity: int = DEFAULT_ARITY) -> list[Obligation]:
@@ -124,7 +127,7 @@ def _model_values(model: z3.ModelRef, enc: Encoding) -> dict[str, int]:
 
 def _shrink(s: z3.Solver, enc: Encoding, timeout: float) -> z3.ModelRef | None:
     """A model with all named values as small as possible (searching |v| <= 2^k)."""
-    names = list(enc.symbols.values()) + [b for pair in enc.bounds.values() for b in pair]
+    names = _values_of(enc)
     deadline = time.monotonic() + timeout
     for k in (1, 2, 4, 8, 16, 64, 256, 4096, 2**20, 2**40, 2**64):
         if time.monotonic() > deadline:
@@ -140,55 +143,134 @@ def _shrink(s: z3.Solver, enc: Encoding, timeout: float) -> z3.ModelRef | None:
 
 
 def prove(ob: Obligation, timeout: float = DEFAULT_TIMEOUT) -> ProofResult:
-    """Discharge one obligation with Z3 (IntAux encoding) and report what was reached."""
-    start = time.perf_counter()
+    """Discharge one obligation with Z3 and report the strongest result reached.
+
+    A fixed portfolio, stopping at the first definite answer: the IntAux encoding over
+    unbounded integers (``proven``, or ``proven-int64`` for the int64 obligation); then
+    the same with every value bounded to int64 (``proven-int64``: holds for machine
+    integers, shown by its method); then the rule's constants pinned over a small grid
+    (``proven-on-grid(...)``: weaker, never counted as proven). A counterexample any
+    step finds is replayed through the engine before it is reported ``unsound``.
+    """
     enc = encode_rule(ob.rule, ob.semantics, ob.arity, int64=ob.kind == "int64")
     premises, goal = _query(enc, ob.kind)
-    # A fresh solver per query: Z3's incremental mode is much weaker on these.
-    s = _solver(timeout)
-    s.add(*premises)
-    s.add(z3.Not(goal))
-    answer = s.check()
+    q = _Query(ob, enc, premises, goal, time.perf_counter())
     method = "IntAux" if ob.kind == "equivalence" else "IntAux64"
-    if answer == z3.unsat:
-        # Vacuity: premises that can never hold would prove anything.
-        v = _solver(timeout)
-        v.add(*premises)
-        satisfiable = v.check()
-        if satisfiable != z3.sat:
-            # Never counted as proven: a shipped rule that can never fire is a bug too.
-            never = satisfiable == z3.unsat
+    r = q.attempt([], timeout, method, _PROVEN[ob.kind])
+    if r.status != "unknown" or r.method in _VACUOUS:
+        return r
+    bounded = [_in64(v) for v in _values_of(enc)]
+    r64 = q.attempt(bounded, timeout, f"{method}, values in int64", "proven-int64")
+    if r64.status != "unknown":
+        return r64
+    grid = q.grid(timeout)
+    if grid is not None:
+        return grid
+    return dataclasses.replace(r, seconds=time.perf_counter() - q.start)
+
+
+_VACUOUS: Final = ("vacuous", "vacuity-unknown")
+
+
+def _values_of(enc: Encoding) -> list[z3.ArithRef]:
+    """Every symbol of an encoding: the rule's names and the range bounds it reads."""
+    out = list(enc.symbols.values())
+    for lo, hi in enc.bounds.values():
+        out += [lo, hi]
+    return out
+
+
+# The grid a portfolio pins constants to, and how many constants it pins at most.
+_GRID: Final = (-3, -2, -1, 1, 2, 3, 4)
+_GRID_MAX_CONSTANTS: Final = 3
+
+
+@dataclasses.dataclass(frozen=True)
+class _Query:
+    """One obligation's encoded query, for each step of the portfolio."""
+
+    ob: Obligation
+    enc: Encoding
+    premises: list[z3.BoolRef]
+    goal: z3.BoolRef
+    start: float
+
+    def grid(self, timeout: float) -> ProofResult | None:
+        """Every combination of the rule's constants on the grid; None if undecided."""
+        names = self.ob.rule.names
+        consts = [
+            n
+            for n in self.enc.symbols
+            if names.get(n.split("[")[0]) in (NameKind.CONST, NameKind.SEQ_CONST)
+        ]
+        if not consts or len(consts) > _GRID_MAX_CONSTANTS:
+            return None
+        for combo in itertools.product(_GRID, repeat=len(consts)):
+            pins = [self.enc.symbols[n] == v for n, v in zip(consts, combo, strict=True)]
+            r = self.attempt(pins, timeout / 10, "grid", "proven")
+            if r.status == "unsound":
+                return r
+            if r.status == "unknown" and r.method not in _VACUOUS:
+                return None
+        label = f"proven-on-grid({', '.join(consts)} in {_GRID[0]}..{_GRID[-1]} but 0)"
+        return ProofResult(self.ob, label, "IntAux, constants pinned", self.elapsed())
+
+    def elapsed(self) -> float:
+        """Seconds since the obligation's first query started."""
+        return time.perf_counter() - self.start
+
+    def attempt(
+        self, extra: list[z3.BoolRef], timeout: float, method: str, proven: str
+    ) -> ProofResult:
+        """One query with ``extra`` premises: ``proven``, a replayed counterexample, or unknown."""
+        ob, enc = self.ob, self.enc
+        premises = self.premises + extra
+        # A fresh solver per query: Z3's incremental mode is much weaker on these.
+        s = _solver(timeout)
+        s.add(*premises)
+        s.add(z3.Not(self.goal))
+        answer = s.check()
+        if answer == z3.unsat:
+            # Vacuity: premises that can never hold would prove anything.
+            v = _solver(timeout)
+            v.add(*premises)
+            satisfiable = v.check()
+            if satisfiable != z3.sat:
+                # Never counted as proven: a shipped rule that can never fire is a bug too.
+                never = satisfiable == z3.unsat
+                return ProofResult(
+                    ob,
+                    "unknown",
+                    _VACUOUS[0] if never else _VACUOUS[1],
+                    self.elapsed(),
+                    None,
+                    "the guard and premises are unsatisfiable: the rule can never fire"
+                    if never
+                    else "the guard and premises cannot be shown satisfiable: "
+                    "the proof may be vacuous",
+                )
+            return ProofResult(ob, proven, method, self.elapsed())
+        if answer == z3.unknown:
+            why = s.reason_unknown()
             return ProofResult(
-                ob,
-                "unknown",
-                "vacuous" if never else "vacuity-unknown",
-                time.perf_counter() - start,
-                None,
-                "the guard and premises are unsatisfiable: the rule can never fire"
-                if never
-                else "the guard and premises cannot be shown satisfiable: the proof may be vacuous",
+                ob, "unknown", method, self.elapsed(), None, f"Z3 answered unknown ({why})"
             )
-        return ProofResult(ob, _PROVEN[ob.kind], method, time.perf_counter() - start)
-    if answer == z3.unknown:
-        why = s.reason_unknown()
+        model = s.model()
+        model = _shrink(s, enc, timeout) or model
+        values, rep = _replay_model(ob, _model_values(model, enc))
+        if rep.confirmed:
+            return ProofResult(
+                ob, "unsound", method, self.elapsed(), values, _report(ob, values, rep)
+            )
         return ProofResult(
-            ob, "unknown", method, time.perf_counter() - start, None, f"Z3 answered unknown ({why})"
+            ob,
+            "unknown",
+            method,
+            self.elapsed(),
+            values,
+            "Z3 found a model but the engine did not reproduce it (an over-approximated"
+            f" range or gcd?): {rep.note}\n" + _report(ob, values, rep),
         )
-    model = s.model()
-    model = _shrink(s, enc, timeout) or model
-    values, rep = _replay_model(ob, _model_values(model, enc))
-    seconds = time.perf_counter() - start
-    if rep.confirmed:
-        return ProofResult(ob, "unsound", method, seconds, values, _report(ob, values, rep))
-    return ProofResult(
-        ob,
-        "unknown",
-        method,
-        seconds,
-        values,
-        "Z3 found a model but the engine did not reproduce it (an over-approximated"
-        f" range or gcd?): {rep.note}\n" + _report(ob, values, rep),
-    )
 
 
 # Ranges (below, above the model's value) tried for the term variables when the model's
