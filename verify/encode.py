@@ -157,10 +157,18 @@ class _Encoder:
         r = self.new("r")
         if sem is Semantics.FLOOR:
             rng = z3.If(b > 0, z3.And(r >= 0, r < b), z3.And(r <= 0, r > b))
+            self.axioms.append(z3.Implies(b != 0, z3.And(a == b * q + r, rng)))
         else:
-            mag = z3.If(b > 0, b, -b)
-            rng = z3.If(a >= 0, z3.And(r >= 0, r < mag), z3.And(r <= 0, r > -mag))
-        self.axioms.append(z3.Implies(b != 0, z3.And(a == b * q + r, rng)))
+            # The remainder takes the numerator's sign and is smaller than |b|: one
+            # implication per sign case. The same constraint as nested If-terms, but Z3
+            # proves with it in a fraction of a second what it timed out on with those.
+            self.axioms += [
+                z3.Implies(b != 0, a == b * q + r),
+                z3.Implies(z3.And(a >= 0, b > 0), z3.And(r >= 0, r < b)),
+                z3.Implies(z3.And(a >= 0, b < 0), z3.And(r >= 0, r < -b)),
+                z3.Implies(z3.And(a < 0, b > 0), z3.And(r <= 0, r > -b)),
+                z3.Implies(z3.And(a < 0, b < 0), z3.And(r <= 0, r > b)),
+            ]
         self.divisions[key] = (q, r)
         return q, r
 
