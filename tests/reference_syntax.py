@@ -142,6 +142,8 @@ def tokenize(text: str, source: str = "<expr>", line: int = 1, col: int = 1) -> 
 def _int_value(tok: Token, source: str) -> int:
     digits = tok.text.replace("_", "")
     if digits.lower().startswith("0x"):
+        if len(digits) == 2:
+            raise ParseError("hexadecimal literal has no digits", tok.line, tok.col, source)
         return int(digits, 16)
     if len(digits) > MAX_DIGITS:
         raise ParseError(

@@ -50,8 +50,6 @@ def _outcome(parse: Any, text: str, line: int, col: int) -> Any:
         return ("tree", _shape(parse(text, "<t>", line, col)))
     except ParseError as exc:
         return ("error", type(exc).__name__, exc.reason, exc.line, exc.col, exc.source)
-    except ValueError as exc:  # "0x_" (a hex prefix and underscores only): not a ParseError
-        return ("crash", type(exc).__name__, str(exc))
 
 
 def _tokens(tokenize: Any, text: str, line: int, col: int) -> Any:
