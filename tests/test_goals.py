@@ -46,6 +46,13 @@ GOALS = [
     ("adv-split-sub", "(a*4 - b*8)//4", {"a": ANY, "b": ANY}, "a - b*2", 0),
     ("adv-coefficient-reduction", "(r*8 + v)%7", {"r": (0, 10), "v": (0, 10)}, "(r + v)%7", 1),
     ("adv-distribute", "3*(a + b)", {"a": ANY, "b": ANY}, "a*3 + b*3", 0),
+    # seed 002 §3: fold_divmod_general, rule 2 (remove_nested_mod) and rule 3 (binary)
+    ("fold-nested-mod", "(a%4 + b)%2", {"a": (0, 7), "b": (0, 1)}, "(a + b)%2", 1),
+    ("fold-nested-mod-scaled", "(3*(a%8) + b)%4", {"a": ANY, "b": ANY}, "(3*a + b)%4", 1),
+    ("fold-nested-mod-keeps", "(a%6 + b)%4", {"a": (0, 50), "b": (0, 1)}, "(a%6 + b)%4", 2),
+    ("fold-binary-mod", "(v*3 + 2)%5", {"v": (0, 1)}, "-2*v + 2", 0),
+    ("fold-binary-div", "(v*7 + 3)//4", {"v": (5, 6)}, "v*2 - 1", 0),
+    ("fold-binary-negative", "(v*3 - 1)//2", {"v": (-1, 0)}, "v - 1", 0),
     # seed 002 worked example: tiled [4, 8]
     ("worked-flat", "(R0//8)*8 + R0%8", {"R0": (0, 31)}, "R0", 0),
     ("worked-tiled-stays", "(R1*4 + R2)//8", {"R1": (0, 7), "R2": (0, 3)}, "(R1*4 + R2)//8", 1),
@@ -80,7 +87,7 @@ def test_goal(text: str, bounds: dict[str, tuple[int, int]], expected: str, idea
 
 
 # Seed 002 §3 (fold_divmod_general) rules not yet shipped: issue #4 adds them.
-PENDING_ISSUE_4 = {"fold-2-nested-mod", "fold-3-binary", "fold-6-divide-by-gcd"}
+PENDING_ISSUE_4 = {"fold-6-divide-by-gcd"}
 
 
 def _seed_cases() -> list[dict[str, object]]:

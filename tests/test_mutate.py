@@ -146,7 +146,8 @@ def test_every_shipped_rule_is_mutated_but_the_bare_identities() -> None:
 def test_rendering_parses_back(r: Rule) -> None:
     """The descriptions show rule text that means what the mutant's IR means."""
     sem = ", ".join(s.value for s in r.semantics) or "any"
-    lets = "".join(f"  let: {n} = {render_expr(e)}\n" for n, e in r.lets)
+    defs = "; ".join(f"{n} = {render_expr(e)}" for n, e in r.lets)
+    lets = f"  let: {defs}\n" if r.lets else ""
     guard = f"  guard: {render_expr(r.guard)}\n" if r.guard is not None else ""
     text = (
         f"rule {r.name}\n  doc: d\n  semantics: {sem}\n  pattern: {render_pattern(r.pattern)}\n"
