@@ -178,6 +178,25 @@ def prove(ob: Obligation, timeout: float = DEFAULT_TIMEOUT) -> ProofResult:
 _VACUOUS: Final = ("vacuous", "vacuity-unknown")
 
 
+def _satisfiable(premises: list[z3.BoolRef], names: list[z3.ArithRef], timeout: float) -> Any:
+    """Whether the premises have a model: Z3's answer, retried on small boxes if unknown.
+
+    Finding *some* model is what matters here, and non-linear constraints (gcds,
+    products of constants) that stall the unbounded search are often easy in a box.
+    """
+    v = _solver(timeout)
+    v.add(*premises)
+    answer = v.check()
+    for k in (8, 64, 4096):
+        if answer != z3.unknown:
+            break
+        v = _solver(timeout / 4)
+        v.add(*premises, *[z3.And(x >= -k, x <= k) for x in names])
+        if v.check() == z3.sat:
+            answer = z3.sat
+    return answer
+
+
 def _values_of(enc: Encoding) -> list[z3.ArithRef]:
     """Every symbol of an encoding: the rule's names and the range bounds it reads."""
     out = list(enc.symbols.values())
@@ -238,9 +257,7 @@ class _Query:
         answer = s.check()
         if answer == z3.unsat:
             # Vacuity: premises that can never hold would prove anything.
-            v = _solver(timeout)
-            v.add(*premises)
-            satisfiable = v.check()
+            satisfiable = _satisfiable(premises, _values_of(enc), timeout)
             if satisfiable != z3.sat:
                 # Never counted as proven: a shipped rule that can never fire is a bug too.
                 never = satisfiable == z3.unsat
