@@ -54,7 +54,6 @@ from quorem.engine.compiled_expr import (
     State,
     Unsupported,
     lit,
-    names_in,
 )
 from quorem.engine.ops import COMMUTATIVE, Op, Semantics
 from quorem.engine.rule import (
@@ -72,6 +71,7 @@ from quorem.engine.rule import (
     PTerm,
     Rule,
     Unary,
+    expr_names,
     pattern_op,
 )
 from quorem.engine.term import Term
@@ -260,9 +260,9 @@ def _pattern_names(p: Pattern) -> set[str]:
         if p.seq is not None:
             out |= {p.seq.coef, p.seq.term}
         if p.const is not None:
-            out |= names_in(p.const)
+            out |= expr_names(p.const)
         for a in p.addends:
-            out |= names_in(a.coef) | _pattern_names(a.pattern)
+            out |= expr_names(a.coef) | _pattern_names(a.pattern)
         return out
     return set()
 
@@ -382,7 +382,7 @@ class _RuleCompiler(ExprCompiler):
             raise Unsupported
 
     def _add_item(self, e: Expr, let: str | None, *, raises: bool) -> None:
-        deps = frozenset(names_in(e))
+        deps = frozenset(expr_names(e))
         nodes = frozenset(self._identity_paths(e))
         self.items.append(_Item(len(self.items), e, let, deps, nodes, self._cost(e), raises))
 
@@ -528,7 +528,7 @@ class _RuleCompiler(ExprCompiler):
                 pos = self.fresh("pos")
                 self.emit(ind, f"{pos} = 0")
                 break
-            bound |= names_in(a.coef) | _pattern_names(a.pattern)
+            bound |= expr_names(a.coef) | _pattern_names(a.pattern)
         self.addend(_Sum(node, p, at, co, constant, pos, k), (), st, ind)
 
     def is_ground(self, p: Pattern, bound: set[str] | dict[str, Binding]) -> bool:
@@ -618,7 +618,7 @@ class _RuleCompiler(ExprCompiler):
             v = self.fresh("n")
             self.emit(ind, f"{v} = -{value}")
             return self.flush(st.bind(e.operand.name, Binding("int", v)), ind)
-        if not names_in(e) <= set(st.binds):
+        if not expr_names(e) <= set(st.binds):
             raise Unsupported  # the reference never matches here (rejected when rules load)
         c = self.expr(e, Ctx(st))
         if c.ty != INT:
@@ -663,7 +663,7 @@ class _RuleCompiler(ExprCompiler):
         if name in st.binds:
             return True
         if name in self.cheap_lets:
-            return all(self.available(n, st) for n in names_in(self.let_exprs[name]))
+            return all(self.available(n, st) for n in expr_names(self.let_exprs[name]))
         return False
 
     def ready(self, it: _Item, st: State, final: bool) -> bool:
@@ -691,7 +691,7 @@ class _RuleCompiler(ExprCompiler):
                 st = self.materialise(name, st, ind)
             elif name in self.cheap_lets:
                 e = self.let_exprs[name]
-                st = self.ensure(names_in(e), st, ind)
+                st = self.ensure(expr_names(e), st, ind)
                 pre: list[str] = []
                 c = self.expr(e, Ctx(st, pre=pre))
                 v = self.fresh("L")
@@ -741,7 +741,7 @@ class _RuleCompiler(ExprCompiler):
         fuse = frozenset(
             n for n, b in st.binds.items() if b.rest is not None and self.fusable(rewrite, n)
         )
-        st = self.ensure(names_in(rewrite) - fuse, st, ind)
+        st = self.ensure(expr_names(rewrite) - fuse, st, ind)
         pre: list[str] = []
         c = self.expr(rewrite, Ctx(st, pre=pre, fuse=fuse))
         code = self.as_term(c)

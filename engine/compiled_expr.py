@@ -38,7 +38,9 @@ from quorem.engine.rule import (
     PTerm,
     Rule,
     Unary,
+    expr_names,
     pattern_op,
+    sequence_names,
 )
 from quorem.engine.term import (
     Term,
@@ -75,7 +77,6 @@ __all__ = [
     "State",
     "Unsupported",
     "lit",
-    "names_in",
 ]
 
 
@@ -451,27 +452,6 @@ def _negated(scale: str | None) -> str:
     return "(-1)" if scale is None else f"(-{scale})"
 
 
-def names_in(e: Expr) -> set[str]:
-    """Every name ``e`` uses, inside aggregates too."""
-    if isinstance(e, Name):
-        return {e.name}
-    if isinstance(e, Unary):
-        return names_in(e.operand)
-    if isinstance(e, Binary):
-        return names_in(e.left) | names_in(e.right)
-    if isinstance(e, Call):
-        out: set[str] = set()
-        for a in e.args:
-            out |= names_in(a)
-        return out
-    return set()
-
-
-def _seq_names(e: Expr) -> list[str]:
-    """Sequence names outside nested aggregates, in the reference's order."""
-    return ref._seq_names(e)
-
-
 class ExprCompiler:
     """Compiles the expressions of one rule instance; the rule compiler extends it.
 
@@ -567,7 +547,7 @@ class ExprCompiler:
         types = []
         expanded = False
         for a in e.args:
-            if group is None and _seq_names(a):
+            if group is None and sequence_names(a):
                 expanded = True
                 types.append(self._type(a, self._group(a)))
             else:
@@ -596,7 +576,7 @@ class ExprCompiler:
 
     def _group(self, body: Expr) -> tuple[str, str]:
         """The one sequence an aggregate body ranges over."""
-        names = _seq_names(body)
+        names = sequence_names(body)
         if not names:
             raise Unsupported
         groups = {self.seq_of.get(n) for n in names}
@@ -640,7 +620,7 @@ class ExprCompiler:
         sub = False
         types = []
         for a in e.args:
-            scope = self._group(a) if group is None and _seq_names(a) else group
+            scope = self._group(a) if group is None and sequence_names(a) else group
             sub = sub or self._raises(a, scope)
             types.append(self._type(a, scope))
         if f in _DIV_FUNCS:
@@ -673,7 +653,7 @@ class ExprCompiler:
         return 2 + inner
 
     def _maybe_group(self, e: Expr) -> tuple[str, str] | None:
-        return self._group(e) if _seq_names(e) else None
+        return self._group(e) if sequence_names(e) else None
 
     # ----------------------------------------------------------------- identities
     def _term_op(self, e: Expr) -> tuple[Op, Expr, Expr] | None:
@@ -722,7 +702,7 @@ class ExprCompiler:
         return False
 
     def _identity(self, e: Expr) -> Path | None:
-        if not isinstance(e, Binary | Call) or _seq_names(e):
+        if not isinstance(e, Binary | Call) or sequence_names(e):
             return None
         for path, p in self.nodes.items():
             if self._same(e, p):
@@ -900,7 +880,7 @@ class ExprCompiler:
         items: list[str] = []
         types: list[str] = []
         for a in e.args:
-            if ctx.elem is None and _seq_names(a):
+            if ctx.elem is None and sequence_names(a):
                 c, loop = self.per_element(a, ctx)
                 types.append(c.ty)
                 if isinstance(a, Name):
@@ -939,7 +919,7 @@ class ExprCompiler:
         if ctx.elem is not None:
             raise Unsupported
         items = []
-        for name in sorted(names_in(arg)):
+        for name in sorted(expr_names(arg)):
             b = ctx.st.binds.get(name)
             if b is None:
                 raise Unsupported

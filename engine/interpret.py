@@ -18,7 +18,7 @@ from quorem.engine.arith import floordiv, floormod, truncdiv, truncmod
 from quorem.engine.errors import TermError
 from quorem.engine.ops import DIVISION_FUNCTIONS, Op, Semantics
 from quorem.engine.overflow import fits_int64
-from quorem.engine.rule import Binary, Call, Expr, Lit, Name, NameKind, Unary
+from quorem.engine.rule import Binary, Call, Expr, Lit, Name, NameKind, Unary, sequence_names
 from quorem.engine.term import (
     Term,
     compare,
@@ -159,7 +159,7 @@ class _Evaluator:
         return v
 
     def seq_length(self, e: Expr) -> int:
-        for n in _seq_names(e):
+        for n in sequence_names(e):
             v = self.env[n]
             assert isinstance(v, list)
             return len(v)
@@ -280,7 +280,7 @@ class _Evaluator:
         """Evaluate call arguments; one that ranges over a sequence contributes every element."""
         out: list[Value] = []
         for a in args:
-            if self.index is None and _seq_names(a):
+            if self.index is None and sequence_names(a):
                 out.extend(self.each(a))
             else:
                 out.append(self.ev(a))
@@ -310,24 +310,6 @@ class _Evaluator:
             assert not isinstance(v, bool | Term)
             total = _add(total, v)
         return total
-
-
-def _seq_names(e: Expr) -> list[str]:
-    """Sequence names occurring in ``e`` outside nested aggregates."""
-    if isinstance(e, Name):
-        return [e.name] if e.kind in (NameKind.SEQ_TERM, NameKind.SEQ_CONST) else []
-    if isinstance(e, Unary):
-        return _seq_names(e.operand)
-    if isinstance(e, Binary):
-        return _seq_names(e.left) + _seq_names(e.right)
-    if isinstance(e, Call):
-        if e.func in ("sum", "all", "any"):
-            return []
-        out: list[str] = []
-        for a in e.args:
-            out += _seq_names(a)
-        return out
-    return []
 
 
 def evaluate_expr(e: Expr, env: Env, semantics: Semantics | None) -> Value:

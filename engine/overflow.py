@@ -30,7 +30,7 @@ from typing import Final, Union
 
 from quorem.engine import interval as iv
 from quorem.engine.ops import DIVISION_FUNCTIONS, Op, Semantics
-from quorem.engine.rule import Binary, Call, Expr, Lit, Name, NameKind, Unary
+from quorem.engine.rule import Binary, Call, Expr, Lit, Name, Unary, sequence_names
 from quorem.engine.term import Term
 
 __all__ = ["INT64_MAX", "INT64_MIN", "fits_int64", "term_fits_int64"]
@@ -158,23 +158,11 @@ class _Walk:
         return iv.add_range(parts, 0)
 
     def _length(self, e: Expr) -> int:
-        for name in _names(e):
+        for name in sequence_names(e):
             v = self.env[name]
             if isinstance(v, list | tuple):
                 return len(v)
         return 0
-
-
-def _names(e: Expr) -> list[str]:
-    if isinstance(e, Name):
-        return [e.name] if e.kind in (NameKind.SEQ_TERM, NameKind.SEQ_CONST) else []
-    if isinstance(e, Unary):
-        return _names(e.operand)
-    if isinstance(e, Binary):
-        return _names(e.left) + _names(e.right)
-    if isinstance(e, Call):
-        return [n for a in e.args for n in _names(a)]
-    return []
 
 
 def fits_int64(e: Expr, env: Mapping[str, Binding], semantics: Semantics | None) -> bool:

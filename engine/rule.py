@@ -41,7 +41,9 @@ __all__ = [
     "Rule",
     "Seq",
     "Unary",
+    "expr_names",
     "pattern_op",
+    "sequence_names",
 ]
 
 
@@ -195,6 +197,37 @@ class Call:
 
 
 Expr = Lit | Name | Unary | Binary | Call
+
+_SEQ_KINDS: Final = (NameKind.SEQ_TERM, NameKind.SEQ_CONST)
+
+
+def expr_names(e: Expr) -> set[str]:
+    """Every name ``e`` uses, inside aggregates too."""
+    if isinstance(e, Name):
+        return {e.name}
+    if isinstance(e, Unary):
+        return expr_names(e.operand)
+    if isinstance(e, Binary):
+        return expr_names(e.left) | expr_names(e.right)
+    if isinstance(e, Call):
+        return set().union(*(expr_names(a) for a in e.args))
+    return set()
+
+
+def sequence_names(e: Expr) -> list[str]:
+    """The sequence names ``e`` uses outside nested aggregates, in order of occurrence.
+
+    Non-empty exactly when ``e`` ranges over a sequence: evaluated once per addend.
+    """
+    if isinstance(e, Name):
+        return [e.name] if e.kind in _SEQ_KINDS else []
+    if isinstance(e, Unary):
+        return sequence_names(e.operand)
+    if isinstance(e, Binary):
+        return sequence_names(e.left) + sequence_names(e.right)
+    if isinstance(e, Call) and e.func not in AGGREGATES:
+        return [n for a in e.args for n in sequence_names(a)]
+    return []
 
 
 @dataclasses.dataclass(frozen=True, slots=True)

@@ -44,6 +44,7 @@ from quorem.engine.rule import (
     Rule,
     Seq,
     Unary,
+    expr_names,
 )
 
 __all__ = ["check_unique_names", "load_rule_files", "parse_rules"]
@@ -448,22 +449,10 @@ def _fits_type(e: Call, kinds: set[str], seq: bool, ck: _Checker) -> tuple[str, 
         raise ck.type_error("fits_int64() must not range over a sequence; use sum(...) inside")
     # fits_int64 trusts a matched term to be a value the input computes; a term a let
     # builds is not one.
-    built = sorted(_names_of(e) & ck.term_lets)
+    built = sorted(expr_names(e) & ck.term_lets)
     if built:
         raise ck.type_error(f"fits_int64() cannot read {built[0]!r}, a term the rule builds")
     return _BOOL, False
-
-
-def _names_of(e: Expr) -> set[str]:
-    if isinstance(e, Name):
-        return {e.name}
-    if isinstance(e, Unary):
-        return _names_of(e.operand)
-    if isinstance(e, Binary):
-        return _names_of(e.left) | _names_of(e.right)
-    if isinstance(e, Call):
-        return set().union(*(_names_of(a) for a in e.args))
-    return set()
 
 
 def _field_syntax(fld: _Field, file: str) -> sx.Node:

@@ -21,9 +21,6 @@ from quorem.engine.matcher import Bindings, match
 from quorem.engine.matcher import child_cost as _child_cost
 from quorem.engine.ops import COMMUTATIVE, Op, Semantics
 from quorem.engine.rule import (
-    Binary,
-    Call,
-    Expr,
     Name,
     Pattern,
     PConst,
@@ -33,6 +30,7 @@ from quorem.engine.rule import (
     PTerm,
     Rule,
     Unary,
+    expr_names,
     pattern_op,
 )
 from quorem.engine.rulefile import check_unique_names, load_rule_files, parse_rules
@@ -105,6 +103,11 @@ class CompiledRule:
 
     def reference_apply(self, t: Term) -> Term | None:
         """:meth:`apply` by the reference matcher and interpreter (the compiled code's spec)."""
+        fired = self.reference_fire(t)
+        return None if fired is None else fired[1]
+
+    def reference_fire(self, t: Term) -> tuple[Bindings, Term] | None:
+        """The bindings (lets included) and the rewrite of the match that fires, or None."""
         if not fits(self.shape, t):
             return None
         rule = self.rule
@@ -123,7 +126,7 @@ class CompiledRule:
             except Undetermined:
                 continue
             if out is not t:
-                return out
+                return env, out
         return None
 
     def matches(self, t: Term) -> list[Bindings]:
@@ -136,21 +139,6 @@ def _root_op(p: Pattern, sem: Semantics | None) -> Op:
         return pattern_op(p.op, sem)
     assert isinstance(p, PSum)
     return Op.ADD
-
-
-def _expr_names(e: Expr) -> set[str]:
-    if isinstance(e, Name):
-        return {e.name}
-    if isinstance(e, Unary):
-        return _expr_names(e.operand)
-    if isinstance(e, Binary):
-        return _expr_names(e.left) | _expr_names(e.right)
-    if isinstance(e, Call):
-        out: set[str] = set()
-        for a in e.args:
-            out |= _expr_names(a)
-        return out
-    return set()
 
 
 def _check_binding_order(rule: Rule) -> None:
@@ -172,7 +160,7 @@ def _check_binding_order(rule: Rule) -> None:
                 visit(c)
         elif isinstance(p, PSum):
             for e in [a.coef for a in p.addends] + ([p.const] if p.const is not None else []):
-                names = _expr_names(e)
+                names = expr_names(e)
                 simple = isinstance(e, Name) or (
                     isinstance(e, Unary) and e.op == "-" and isinstance(e.operand, Name)
                 )

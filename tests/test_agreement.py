@@ -22,11 +22,8 @@ z3 = pytest.importorskip("z3")
 
 import quorem  # noqa: E402
 from quorem.engine.errors import QuoremError  # noqa: E402
-from quorem.engine.interpret import Undetermined, evaluate_expr, evaluate_to_term  # noqa: E402
-from quorem.engine.matcher import match  # noqa: E402
-from quorem.engine.ops import Semantics  # noqa: E402
 from quorem.engine.rule import NameKind, Rule  # noqa: E402
-from quorem.engine.term import Term  # noqa: E402
+from quorem.engine.ruleset import RuleSet  # noqa: E402
 from quorem.verify.encode import encode_rule, has_sequence  # noqa: E402
 from quorem.verify.replay import _bindings, _build  # noqa: E402
 
@@ -59,23 +56,6 @@ def _draw_values(data: st.DataObject, rule: Rule, arity: int) -> dict[str, int]:
             for i in range(arity):
                 values[f"{name}[{i + 1}]"] = data.draw(st.integers(-30, 30))
     return values
-
-
-def _fired(rule: Rule, sem: Semantics | None, t: Term) -> tuple[dict[str, Any], Term] | None:
-    """The first match whose guard the engine accepts, with its rewrite (reference path)."""
-    for found in match(rule.pattern, t, {}, sem):
-        env: dict[str, Any] = dict(found)
-        try:
-            for name, e in rule.lets:
-                env[name] = evaluate_expr(e, env, sem)
-            if rule.guard is not None and evaluate_expr(rule.guard, env, sem) is not True:
-                continue
-            out = evaluate_to_term(rule.rewrite, env, sem)
-        except Undetermined:
-            continue
-        if out is not t:
-            return env, out
-    return None
 
 
 def _pin(enc: Any, rule: Rule, env: dict[str, Any], point: dict[str, int]) -> list[Any]:
@@ -118,7 +98,8 @@ def test_engine_runs_what_was_proven(data: st.DataObject) -> None:
         lhs = _build(rule.pattern, b, sem)
     except (QuoremError, KeyError, AssertionError):
         assume(False)
-    fired = _fired(rule, sem, lhs)
+    (instance,) = [c for c in RuleSet([rule]).compiled if c.semantics is sem]
+    fired = instance.reference_fire(lhs)
     assume(fired is not None)
     assert fired is not None
     env, out = fired

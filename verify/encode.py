@@ -46,6 +46,7 @@ from quorem.engine.rule import (
     PTerm,
     Rule,
     Unary,
+    sequence_names,
 )
 
 __all__ = ["INT64_MAX", "INT64_MIN", "Encoding", "encode_rule", "has_sequence"]
@@ -126,7 +127,6 @@ class _Encoder:
         self.partial: set[int] = set()
         self.exact: dict[tuple[int, int], z3.ArithRef] = {}
         self.collect: list[z3.ArithRef] | None = None  # inside fits_int64(...): every value
-        self.gcds: list[z3.ArithRef] = []
         self.fresh = 0
         for name, kind in rule.names.items():
             if kind in (NameKind.SEQ_CONST, NameKind.SEQ_TERM):
@@ -349,7 +349,7 @@ class _Encoder:
     def args(self, args: Sequence[Expr], index: int | None) -> list[_Val]:
         out: list[_Val] = []
         for a in args:
-            if index is None and _mentions_sequence(a):
+            if index is None and sequence_names(a):
                 out.extend(self.each(a))
             else:
                 out.append(self.expr(a, index))
@@ -431,30 +431,7 @@ class _Encoder:
             k = self.new("k")
             self.axioms.append(x == g * k)
             self.exact[(x.get_id(), g.get_id())] = k
-        self.gcds.append(g)
         return g
-
-    def gcd_lemmas(self, p: Pattern) -> None:
-        # A sum whose coefficients are all multiples of g is g times the sum of the
-        # cofactors: a consequence of the gcd's axioms (so no over-approximation) that
-        # Z3 does not find by itself once the sum has two addends.
-        if isinstance(p, POp):
-            for c in p.children:
-                self.gcd_lemmas(c)
-            return
-        if not isinstance(p, PSum):
-            return
-        for add in p.addends:
-            self.gcd_lemmas(add.pattern)
-        if p.seq is None:
-            return
-        ks, ts = self.seqs[p.seq.coef], self.seqs[p.seq.term]
-        for g in self.gcds:
-            cofactors = [self.exact.get((k.get_id(), g.get_id())) for k in ks]
-            if ks and all(c is not None for c in cofactors):
-                total = z3.Sum(*[k * t for k, t in zip(ks, ts, strict=True)])
-                scaled = z3.Sum(*[c * t for c, t in zip(cofactors, ts, strict=True)])
-                self.axioms.append(total == g * scaled)
 
     def value_range(self, f: str, arg: Expr, index: int | None) -> _Val:
         t = self.expr(arg, index)
@@ -479,18 +456,6 @@ def _is_sum(e: Expr) -> bool:
     if isinstance(e, Binary):
         return e.op in ("+", "-")
     return isinstance(e, Call) and e.func == "sum"
-
-
-def _mentions_sequence(e: Expr) -> bool:
-    if isinstance(e, Name):
-        return e.kind in (NameKind.SEQ_CONST, NameKind.SEQ_TERM)
-    if isinstance(e, Unary):
-        return _mentions_sequence(e.operand)
-    if isinstance(e, Binary):
-        return _mentions_sequence(e.left) or _mentions_sequence(e.right)
-    if isinstance(e, Call):
-        return e.func not in AGGREGATES and any(_mentions_sequence(a) for a in e.args)
-    return False
 
 
 def _label(e: Expr) -> str:
@@ -529,7 +494,6 @@ def encode_rule(
     enc.nodes = []
     r = enc.expr(rule.rewrite, None)
     premises.extend(r.built)
-    enc.gcd_lemmas(rule.pattern)
     rhs_nodes = [v for v in enc.nodes if v.get_id() not in enc.partial]
     if not r.is_term:
         rhs_nodes.append(r.value)

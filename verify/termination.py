@@ -115,6 +115,7 @@ from quorem.engine.rule import (
     PTerm,
     Rule,
     Unary,
+    sequence_names,
 )
 from quorem.engine.term import Term
 from quorem.verify import encode
@@ -342,19 +343,6 @@ def _vplus(*vectors: Vector) -> Vector:
 _ZERO4: Final = (0, 0, 0, 0)
 
 
-def _seq_names(e: Expr) -> bool:
-    """Whether ``e`` mentions a sequence name outside a nested aggregate."""
-    if isinstance(e, Name):
-        return e.kind in _SEQ_KINDS
-    if isinstance(e, Unary):
-        return _seq_names(e.operand)
-    if isinstance(e, Binary):
-        return _seq_names(e.left) or _seq_names(e.right)
-    if isinstance(e, Call):
-        return e.func not in ("sum", "all", "any") and any(_seq_names(a) for a in e.args)
-    return False
-
-
 def _times(n: int) -> str:
     return {1: "once", 2: "twice"}.get(n, f"{n} times")
 
@@ -474,7 +462,7 @@ class _Measurer:
         if not self.is_term(e):
             if self.direct(e):
                 return  # the same Z3 value on both sides, so equal parts cancel
-            key = (e, in_sum and _seq_names(e))
+            key = (e, in_sum and bool(sequence_names(e)))
             self.links.setdefault(key, f"{_LINK_PREFIX}{len(self.links) + 1}")
             return
         if isinstance(e, Name):
@@ -511,7 +499,7 @@ class _Measurer:
     def link_value(self, e: Expr, index: int | None) -> _Z:
         if self.direct(e):
             return self.const_value(e, index)
-        per_addend = index is not None and _seq_names(e)
+        per_addend = index is not None and bool(sequence_names(e))
         name = self.links[(e, per_addend)]
         return self.sym[f"{name}[{index + 1}]" if per_addend and index is not None else name]
 
