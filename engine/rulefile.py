@@ -145,6 +145,9 @@ class _Checker:
         self.file = file
         self.names: dict[str, NameKind] = {}
         self.term_lets: set[str] = set()
+        # Per-addend lets (``R = K % D`` over ``sum(K*t)``) are inlined where they are
+        # used, so every backend sees plain sequence expressions.
+        self.seq_lets: dict[str, Expr] = {}
         self.uses_division = False
 
     def error(self, reason: str, node: sx.Node) -> RuleError:
@@ -294,6 +297,9 @@ class _Checker:
         if isinstance(node, sx.Num):
             return Lit(node.value)
         if isinstance(node, sx.Name):
+            inlined = self.seq_lets.get(node.id)
+            if inlined is not None:
+                return inlined
             kind = self.names.get(node.id)
             if kind is None:
                 raise self.error(f"name {node.id!r} is not bound by the pattern", node)
@@ -564,7 +570,7 @@ def _parse_lets(fld: _Field, ck: _Checker, file: str) -> tuple[tuple[str, Expr],
             ck.where = (line, expr_col + len(m.group("expr")) - len(m.group("expr").lstrip()))
             etype, seq = _type_of(e, ck)
             want = _INT if name[0].isupper() else _TERM
-            if etype != want or seq:
+            if etype != want:
                 kind = "a number" if want == _INT else "a term"
                 raise RuleError(
                     f"{name!r} must be {kind} (upper-case names are numbers, lower-case terms)",
@@ -572,11 +578,15 @@ def _parse_lets(fld: _Field, ck: _Checker, file: str) -> tuple[tuple[str, Expr],
                     name_col,
                     file,
                 )
+            col += len(piece) + 1
+            if seq:
+                ck.names[name] = NameKind.SEQ_CONST if want == _INT else NameKind.SEQ_TERM
+                ck.seq_lets[name] = e
+                continue
             ck.names[name] = NameKind.CONST if want == _INT else NameKind.TERM
             if want == _TERM:
                 ck.term_lets.add(name)
             out.append((name, e))
-            col += len(piece) + 1
     return tuple(out)
 
 

@@ -53,6 +53,12 @@ GOALS = [
     ("fold-binary-mod", "(v*3 + 2)%5", {"v": (0, 1)}, "-2*v + 2", 0),
     ("fold-binary-div", "(v*7 + 3)//4", {"v": (5, 6)}, "v*2 - 1", 0),
     ("fold-binary-negative", "(v*3 - 1)//2", {"v": (-1, 0)}, "v - 1", 0),
+    # seed 002 §3 rule 4 (congruence): nearest residues, one bucket, no division left
+    ("fold-congruence-mod", "(r*6 + 3)%7", {"r": (0, 3)}, "3 - r", 0),
+    ("fold-congruence-div", "(r*6 + 3)//7", {"r": (0, 3)}, "r", 0),
+    ("fold-congruence-sum-mod", "(r*6 + v*13 + 3)%7", {"r": (0, 2), "v": (0, 1)}, "3 - r - v", 0),
+    ("fold-congruence-sum-div", "(r*6 + v*13 + 3)//7", {"r": (0, 2), "v": (0, 1)}, "r + 2*v", 0),
+    ("fold-congruence-two-buckets", "(r*6 + 3)%7", {"r": (0, 4)}, "(r*6 + 3)%7", 1),
     # seed 002 worked example: tiled [4, 8]
     ("worked-flat", "(R0//8)*8 + R0%8", {"R0": (0, 31)}, "R0", 0),
     ("worked-tiled-stays", "(R1*4 + R2)//8", {"R1": (0, 7), "R2": (0, 3)}, "(R1*4 + R2)//8", 1),

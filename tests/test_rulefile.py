@@ -116,6 +116,29 @@ def test_let_names_are_usable_in_guard_and_rewrite() -> None:
     assert quorem.simplify(x, rules) is x
 
 
+PER_ADDEND = (
+    "rule halve-all\n  doc: d\n  semantics: floor\n  pattern: (sum(K*t) + C) // D\n"
+    "  let: H = K // 2\n  guard: all(K == 2*H) and D == 2 and C == 0\n  rewrite: sum(H*t)\n"
+)
+
+
+def test_per_addend_let_ranges_over_the_sequence() -> None:
+    """A let over ``sum(K*t)`` names one value per addend, usable inside aggregates."""
+    rules = RuleSet.from_text(PER_ADDEND)
+    bounds = {"x": (0, 9), "y": (0, 9)}
+    got = quorem.simplify(quorem.parse("(4*x + 6*y)//2", bounds), rules)
+    assert got is quorem.parse("2*x + 3*y", bounds)
+    odd = quorem.parse("(3*x + 6*y)//2", bounds)
+    assert quorem.simplify(odd, rules) is odd
+
+
+def test_per_addend_let_outside_an_aggregate_is_an_error() -> None:
+    """A per-addend let is a sequence: using it outside sum/all/any is reported."""
+    bad = PER_ADDEND.replace("all(K == 2*H)", "H > 0")
+    with pytest.raises(quorem.RuleError, match=r"<rules>:6:10: .*one value per addend"):
+        parse_rules(bad)
+
+
 def test_shipped_rules_load_and_are_documented() -> None:
     """Every shipped rule has a unique kebab-case name, a doc line and a location."""
     rules = quorem.default_ruleset().rules

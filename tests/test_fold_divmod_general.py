@@ -1,0 +1,67 @@
+"""fold_divmod_general's rules (seed 002 §3) one at a time, where the shipped order hides them."""
+
+from __future__ import annotations
+
+import pytest
+import quorem
+from quorem.engine.ruleset import RuleSet
+from support import assert_equivalent
+
+
+def only(*names: str) -> RuleSet:
+    """The shipped rules named, in shipped order (the rest of the catalog left out)."""
+    return RuleSet([r for r in quorem.default_ruleset() if r.name in names])
+
+
+@pytest.mark.parametrize(
+    ("text", "bounds", "expected", "rule"),
+    [
+        # 12 = 5 (mod 7): 5*r in [0, 5] is one bucket.
+        ("(12*r)//7", {"r": (0, 1)}, "r", "congruence-div-lone-up"),
+        # 12 = -2 (mod 7): -2*r + 3 in [1, 3] is one bucket; 5*r + 3 is not.
+        ("(12*r + 3)//7", {"r": (0, 1)}, "2*r", "congruence-div-lone-down"),
+        ("(12*r + 3)%7", {"r": (0, 1)}, "3 - 2*r", "congruence-mod-lone-down"),
+        ("(12*r)%7", {"r": (0, 1)}, "5*r", "congruence-mod-lone-up"),
+    ],
+)
+def test_congruence_tries_both_residue_signs_for_a_lone_term(
+    text: str, bounds: dict[str, tuple[int, int]], expected: str, rule: str
+) -> None:
+    """For one term the rule tries the residue k % d and k % d - d: each can be the one."""
+    rules = only(
+        "congruence-mod-lone-up",
+        "congruence-mod-lone-down",
+        "congruence-div-lone-up",
+        "congruence-div-lone-down",
+    )
+    term = quorem.parse(text, bounds)
+    result = quorem.explain(term, rules)
+    assert result.term is quorem.parse(expected, bounds)
+    assert result.rules == [rule]
+    assert_equivalent(term, result.term, bounds)
+
+
+@pytest.mark.parametrize(
+    ("text", "bounds", "expected"),
+    [
+        ("(r*6 + 3)%7", {"r": (0, 3)}, "3 - r"),
+        ("(r*6 + v*13 + 3)//7", {"r": (0, 2), "v": (0, 1)}, "r + 2*v"),
+    ],
+)
+def test_congruence_under_truncation_for_non_negative_numerators(
+    text: str, bounds: dict[str, tuple[int, int]], expected: str
+) -> None:
+    """congruence-*-nonneg fold C's division where the numerator is non-negative."""
+    term = quorem.parse(text, bounds, "trunc")
+    got = quorem.simplify(term)
+    assert got is quorem.parse(expected, bounds, "trunc")
+    assert_equivalent(term, got, bounds)
+
+
+def test_congruence_keeps_a_numerator_of_both_signs_under_truncation() -> None:
+    """-r + 3 over r in [0, 9] crosses zero: C's % is not floor's there, so no fold."""
+    bounds = {"r": (0, 9)}
+    term = quorem.parse("(r*6 - 30)%7", bounds, "trunc")
+    got = quorem.simplify(term)
+    assert quorem.count_divmod(got) == 1
+    assert_equivalent(term, got, bounds)
