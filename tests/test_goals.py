@@ -59,6 +59,15 @@ GOALS = [
     ("fold-congruence-sum-mod", "(r*6 + v*13 + 3)%7", {"r": (0, 2), "v": (0, 1)}, "3 - r - v", 0),
     ("fold-congruence-sum-div", "(r*6 + v*13 + 3)//7", {"r": (0, 2), "v": (0, 1)}, "r + 2*v", 0),
     ("fold-congruence-two-buckets", "(r*6 + 3)%7", {"r": (0, 4)}, "(r*6 + 3)%7", 1),
+    # seed 002 §3 rule 6 (divide_by_gcd): a divisor that is not a constant
+    ("fold-divide-by-gcd", "(4*a)//(2*b)", {"a": ANY, "b": (1, 10)}, "(2*a)//b", 1),
+    (
+        "fold-mod-by-gcd",
+        "(6*a + 3)%(3*b + 9)",
+        {"a": ANY, "b": (-20, 20)},
+        "((2*a + 1)%(b + 3))*3",
+        1,
+    ),
     # seed 002 worked example: tiled [4, 8]
     ("worked-flat", "(R0//8)*8 + R0%8", {"R0": (0, 31)}, "R0", 0),
     ("worked-tiled-stays", "(R1*4 + R2)//8", {"R1": (0, 7), "R2": (0, 3)}, "(R1*4 + R2)//8", 1),
@@ -92,10 +101,6 @@ def test_goal(text: str, bounds: dict[str, tuple[int, int]], expected: str, idea
     assert_equivalent(term, got, bounds)
 
 
-# Seed 002 §3 (fold_divmod_general) rules not yet shipped: issue #4 adds them.
-PENDING_ISSUE_4 = {"fold-6-divide-by-gcd"}
-
-
 def _seed_cases() -> list[dict[str, object]]:
     path = SHARED / "corpora" / "seed_cases.jsonl"
     if not path.exists():
@@ -103,15 +108,8 @@ def _seed_cases() -> list[dict[str, object]]:
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 
 
-def _case_param(case: dict[str, object]) -> object:
-    marks = []
-    if case["id"] in PENDING_ISSUE_4:
-        marks.append(pytest.mark.xfail(reason="fold_divmod_general rule of issue #4", strict=True))
-    return pytest.param(case, id=str(case["id"]), marks=marks)
-
-
 @pytest.mark.skipif(not _seed_cases(), reason="../shared/corpora/seed_cases.jsonl not present")
-@pytest.mark.parametrize("case", [_case_param(c) for c in _seed_cases()])
+@pytest.mark.parametrize("case", [pytest.param(c, id=str(c["id"])) for c in _seed_cases()])
 def test_seed_corpus(case: dict[str, object]) -> None:
     """Every worked example of the seeds reaches its expected form and ideal op count."""
     bounds = {k: (v[0], v[1]) for k, v in case["vars"].items()}  # type: ignore[attr-defined]

@@ -162,9 +162,14 @@ def test_term_measure_components() -> None:
     # (x + 7) // 3: one division by 3, its constant 7 is misplaced; N = 2 + x + 7 + 3.
     assert term_measure(quorem.parse("(x + 7) // 3")) == (1, 3, 1, 5)
     assert term_measure(quorem.parse("(x + 1) // 3 + 2")) == (1, 3, 0, 6)
-    # Coefficients count too; a divisor that is not a constant adds neither V nor P.
+    # Coefficients count too; a divisor that is not a constant adds its weight (the sum
+    # of its coefficients' and constant's magnitudes) to V, nothing to P.
     assert term_measure(quorem.parse("(4*x + y) % 3")) == (1, 3, 1, 5)
-    assert term_measure(quorem.parse("x % y")) == (1, 0, 0, 4)
+    assert term_measure(quorem.parse("x % y")) == (1, 1, 0, 4)
+    assert term_measure(quorem.parse("x % (-2*y + 3)")) == (1, 5, 0, 5)
+    # (4x) // (2y) => (2x) // y: the divisor weight decreases.
+    assert term_measure(quorem.parse("(4*x) // (2*y)"))[1] == 2
+    assert term_measure(quorem.parse("(2*x) // y"))[1] == 1
     # (6x + 4) // 8 => (3x + 2) // 4: the divisor magnitude decreases.
     assert term_measure(quorem.parse("(6*x + 4) // 8"))[1] == 8
     assert term_measure(quorem.parse("(3*x + 2) // 4"))[1] == 4

@@ -7,6 +7,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 z3 = pytest.importorskip("z3")
 
@@ -234,3 +236,18 @@ def test_portfolio_grid_is_weaker_than_a_proof(monkeypatch: pytest.MonkeyPatch) 
     (trunc,) = parse_rules(_SPLIT.replace("floor", "trunc"))
     refuted = prove(Obligation(trunc, Semantics.TRUNC, 0, "equivalence"))
     assert refuted.status == "unsound" and refuted.method == "grid", refuted
+
+
+@given(
+    st.integers(-50, 50),
+    st.integers(-50, 50).filter(bool),
+    st.integers(-9, 9).filter(bool),
+    st.integers(-9, 9).filter(bool),
+)
+def test_proportional_quotient_lemma_holds(a: int, b: int, m: int, n: int) -> None:
+    """The encoder's lemma: equal ratios a1/b1 == a2/b2 have equal floor and trunc quotients."""
+    # (a*m)/(b*m) and (a*n)/(b*n) are every pair of equal ratios, scaled both ways.
+    a1, b1, a2, b2 = a * m, b * m, a * n, b * n
+    assert a1 * b2 == a2 * b1
+    assert a1 // b1 == a2 // b2
+    assert int(a1 / b1) == int(a2 / b2)

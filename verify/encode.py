@@ -48,6 +48,7 @@ from quorem.engine.rule import (
     Unary,
     sequence_names,
 )
+from quorem.verify.division import Quotient, division_axioms, proportional_quotient_lemmas
 
 __all__ = ["INT64_MAX", "INT64_MIN", "Encoding", "encode_rule", "has_sequence"]
 
@@ -121,6 +122,7 @@ class _Encoder:
         self.lets: dict[str, _Val] = {}
         self.axioms: list[z3.BoolRef] = []
         self.divisions: dict[tuple[Semantics, int, int], tuple[z3.ArithRef, z3.ArithRef]] = {}
+        self.quotients: list[Quotient] = []
         self.ranges: dict[tuple[str, int], z3.ArithRef] = {}
         self.bounds: dict[str, tuple[z3.ArithRef, z3.ArithRef]] = {}
         self.nodes: list[z3.ArithRef] = []
@@ -155,21 +157,9 @@ class _Encoder:
             return found
         q = self.new("q")
         r = self.new("r")
-        if sem is Semantics.FLOOR:
-            rng = z3.If(b > 0, z3.And(r >= 0, r < b), z3.And(r <= 0, r > b))
-            self.axioms.append(z3.Implies(b != 0, z3.And(a == b * q + r, rng)))
-        else:
-            # The remainder takes the numerator's sign and is smaller than |b|: one
-            # implication per sign case. The same constraint as nested If-terms, but Z3
-            # proves with it in a fraction of a second what it timed out on with those.
-            self.axioms += [
-                z3.Implies(b != 0, a == b * q + r),
-                z3.Implies(z3.And(a >= 0, b > 0), z3.And(r >= 0, r < b)),
-                z3.Implies(z3.And(a >= 0, b < 0), z3.And(r >= 0, r < -b)),
-                z3.Implies(z3.And(a < 0, b > 0), z3.And(r <= 0, r > -b)),
-                z3.Implies(z3.And(a < 0, b < 0), z3.And(r <= 0, r > b)),
-            ]
+        self.axioms += division_axioms(a, b, q, r, sem)
         self.divisions[key] = (q, r)
+        self.quotients.append((sem, a, b, q))
         return q, r
 
     # ------------------------------------------------------------------- pattern
@@ -498,6 +488,7 @@ def encode_rule(
     if not r.is_term:
         rhs_nodes.append(r.value)
     premises.extend(enc.axioms)
+    premises.extend(proportional_quotient_lemmas(enc.quotients))
     symbols = dict(enc.symbols)
     for name, vs in enc.seqs.items():
         for i, v in enumerate(vs):

@@ -7,8 +7,11 @@ well-founded order). Each component is a sum over the nodes of the term as a tre
 subterm that occurs twice counts twice):
 
 1. **div/mod count** ``D``: the number of ``//`` and ``%`` nodes (floor and truncating).
-2. **divisor magnitude** ``V``: the sum of ``|d|`` over the ``//`` and ``%`` nodes whose
-   divisor is a constant ``d`` (``div-by-common-factor`` divides it by the factor).
+2. **divisor magnitude** ``V``: the sum over the ``//`` and ``%`` nodes of their divisor's
+   weight: ``|c_1| + ... + |c_n| + |k|`` for the divisor seen as a canonical sum
+   ``c_1*t_1 + ... + c_n*t_n + k``, which is ``|d|`` for a constant ``d``
+   (``div-by-common-factor`` divides it by the factor, ``divide-by-gcd`` divides a
+   symbolic divisor's coefficients).
 3. **misplaced constants** ``P``: for each ``//`` or ``%`` node whose divisor is a constant
    ``d``, the number of coefficients and the constant of its numerator, seen as a
    canonical sum ``c_1*t_1 + ... + c_n*t_n + k``, that lie outside ``[0, |d|)``
@@ -38,7 +41,8 @@ matched term and of the built replacement are computed *symbolically*
 * a variable's sum form is described by unknowns shared by both sides: its constant
   ``k(x)`` (0 for an atom or a rest whose constant is matched apart), its misplaced
   coefficients relative to a divisor magnitude ``n``, an uninterpreted ``mu(x)(n) >= 0``,
-  and ``cv(x)``, which is ``|x|`` when ``x`` is a constant and 0 otherwise;
+  and ``w(x)``, the weight of ``x``'s sum form as a divisor (``|x|`` for a constant,
+  1 for an atom);
 * what depends on the matched constants (is ``C % D`` in ``[0, |D|)``; does an addend
   whose coefficient ``K % D`` is 0 vanish) is a Z3 integer expression over the rule's
   constants, under the premises of :func:`~quorem.verify.encode.encode_rule` (the
@@ -193,6 +197,9 @@ def _node_measure(u: Term, kids: list[Measure]) -> Measure:
             pairs, k = u.args[0].addends()
             p += sum(not 0 <= c < mag for _, c in pairs) + int(not 0 <= k < mag)
             v += mag
+        else:
+            pairs, k = divisor.addends()
+            v += sum(abs(c) for _, c in pairs) + abs(k)
     return (d, v, p, n)
 
 
@@ -384,7 +391,7 @@ class _Measurer:
         self.groups = 0
         self.axioms: list[_Z] = []
         self.measure_syms: dict[str, tuple[_Z, _Z, _Z, _Z]] = {}  # D, V, P, N
-        self.cv_syms: dict[str, _Z] = {}
+        self.w_syms: dict[str, _Z] = {}
         self.mu_funcs: dict[str, _Z] = {}
         self.mu_apps: dict[str, _Z] = {}
         self.k_syms: dict[str, _Z] = {}
@@ -520,16 +527,20 @@ class _Measurer:
         self.measure_syms[name] = (d, v, p, n)
         return self.measure_syms[name]
 
-    def cv(self, name: str) -> _Z:
-        """``|x|`` when the variable ``x`` is a constant, else 0."""
-        found = self.cv_syms.get(name)
+    def w(self, name: str) -> _Z:
+        """The weight of the variable's sum form: its coefficients' and constant's ``|.|``.
+
+        1 for an atom (``1*t + 0``); ``|x|`` when ``x`` is a constant; else at least 1,
+        since a sum that is not a constant has a non-zero coefficient.
+        """
+        found = self.w_syms.get(name)
         if found is None:
-            found = self.cv_syms[name] = z3.Int(f"cv({name})")
+            found = self.w_syms[name] = z3.Int(f"w({name})")
             info = self.info(name)
-            self.axioms.append(found == 0 if info.atom else found >= 0)
+            self.axioms.append(found == 1 if info.atom else found >= 0)
             value = self.sym.get(name)
             if value is not None and not info.atom:
-                self.axioms.append(z3.Or(found == 0, found == _abs(value)))
+                self.axioms.append(z3.Or(found >= 1, found == _abs(value)))
         return found
 
     def k(self, name: str) -> _Z:
@@ -567,7 +578,7 @@ class _Measurer:
             for syms in self.measure_syms.values()
             for c, s in zip("DVPN", syms, strict=True)
         ]
-        out += [(cv, z3.IntVal(0)) for cv in self.cv_syms.values()]
+        out += [(w, z3.IntVal(1)) for w in self.w_syms.values()]
         out += [(k, z3.IntVal(0)) for k in self.k_syms.values()]
         out += [(app, z3.If(app.arg(0) <= 1, 1, 0)) for app in self.mu_apps.values()]
         return out
@@ -604,10 +615,7 @@ class _Measurer:
                 num, den = p.children
                 mag = self.pattern_divisor(den)
                 misplaced = 0 if mag is None else self.pattern_misplaced(num, mag)
-                size = 0 if mag is None else mag
-                if mag is None and isinstance(den, PTerm):
-                    size = self.cv(den.name)
-                return _vplus(kids, (1, size, misplaced, _OP_WEIGHT))
+                return _vplus(kids, (1, self.pattern_weight(den), misplaced, _OP_WEIGHT))
             return _vplus(kids, (0, 0, 0, _OP_WEIGHT))
         parts: list[Vector] = [self.pattern(add.pattern) for add in p.addends]
         if p.seq is not None:
@@ -629,6 +637,29 @@ class _Measurer:
         if isinstance(den, PLit):
             return z3.IntVal(abs(den.value))
         return None
+
+    def pattern_weight(self, den: Pattern) -> _Z:
+        """The weight of the divisor ``den`` matched (exact)."""
+        if isinstance(den, PTerm):
+            return self.w(den.name)
+        if isinstance(den, (PConst, PLit)):
+            mag = self.pattern_divisor(den)
+            assert mag is not None
+            return mag
+        if isinstance(den, POp):
+            return z3.IntVal(1)  # one atom, coefficient 1
+        # The addends of a sum pattern are distinct atoms, the rest holds the others.
+        total: _Z = z3.IntVal(0)
+        for add in den.addends:
+            total = total + _abs(self.const_value(add.coef))
+        if den.seq is not None:
+            for i in range(self.arity):
+                total = total + _abs(self.sym[f"{den.seq.coef}[{i + 1}]"])
+        if den.rest is not None:
+            total = total + self.w(den.rest)
+        if den.const is not None:
+            total = total + _abs(self.const_value(den.const))
+        return total
 
     def pattern_misplaced(self, num: Pattern, n: _Z) -> _Z:
         """The misplaced entries of the numerator ``num`` matched, relative to ``n``."""
@@ -751,16 +782,22 @@ class _Measurer:
         return Unbounded("a divisor of the rewrite may or may not be a constant")
 
     def rewrite_divisor(self, den: _Sum) -> Component:
-        kind = self.divisor_kind(den)
-        if isinstance(kind, Unbounded) and len(den.entries) == 1:
-            base, coef = den.entries[0]
-            if (
-                isinstance(base, _VarRef)
-                and _int_literal(coef) == 1
-                and _int_literal(den.const) == 0
-            ):
-                return self.cv(base.name)  # the divisor is the variable's term itself
-        return z3.IntVal(0) if kind is None else kind
+        """An upper bound of the built divisor's weight.
+
+        Canonicalization only merges addends and folds constants, which never raises the
+        weight (triangle inequality), so the weights of the entries add up to a bound.
+        """
+        total: _Z = _abs(den.const)
+        for base, coef in den.entries:
+            if isinstance(base, _VarRef) and not self.info(base.name).atom:
+                total = total + _abs(coef) * self.w(base.name)
+            elif self.atom_like(base):
+                total = total + _abs(coef)
+            else:
+                return Unbounded(
+                    "a divisor of the rewrite has a product, which may lift out a constant factor"
+                )
+        return total
 
     def rewrite_misplaced(self, num: _Sum, den: _Sum) -> Component:
         n = self.divisor_kind(den)

@@ -16,6 +16,7 @@ import z3
 from quorem.engine.ops import Op, Semantics
 from quorem.engine.rewrite import Step
 from quorem.engine.term import Term
+from quorem.verify.division import Quotient, division_axioms, proportional_quotient_lemmas
 
 __all__ = ["StepCheck", "check_step", "validate_trace"]
 
@@ -37,6 +38,7 @@ class _Translator:
         self.axioms: list[Any] = []
         self.bounds: list[Any] = []
         self.variables: dict[str, Any] = {}
+        self.quotients: list[Quotient] = []
         self.fresh = 0
 
     def variable(self, t: Term) -> Any:
@@ -55,12 +57,8 @@ class _Translator:
         self.fresh += 1
         q = z3.Int(f"q!{self.fresh}")
         r = z3.Int(f"r!{self.fresh}")
-        if sem is Semantics.FLOOR:
-            rng = z3.If(b > 0, z3.And(r >= 0, r < b), z3.And(r <= 0, r > b))
-        else:
-            mag = z3.If(b > 0, b, -b)
-            rng = z3.If(a >= 0, z3.And(r >= 0, r < mag), z3.And(r <= 0, r > -mag))
-        self.axioms.append(z3.Implies(b != 0, z3.And(a == b * q + r, rng)))
+        self.axioms += division_axioms(a, b, q, r, sem)
+        self.quotients.append((sem, a, b, q))
         return q, r
 
     def translate(self, root: Term, defined: list[Any]) -> Any:
@@ -125,7 +123,7 @@ def check_step(step: Step, timeout: float = 10.0) -> StepCheck:
     after = tr.translate(step.after, after_defined)
     s = z3.Solver()
     s.set("timeout", max(1, int(timeout * 1000)))
-    s.add(*tr.bounds, *tr.axioms, *before_defined)
+    s.add(*tr.bounds, *tr.axioms, *proportional_quotient_lemmas(tr.quotients), *before_defined)
     s.add(z3.Not(z3.And(*after_defined, before == after)))
     answer = s.check()
     if answer == z3.unsat:
