@@ -233,5 +233,23 @@ def rewrite(
     node, and the replacement is rewritten in turn. Never loops: at most ``max_steps``
     rule applications are made, and a rewrite that leads back to a term being rewritten
     stops there. The result says which of these ended the run.
+
+    Rules marked ``phase: early`` first run alone to a fixed point. They are identities
+    that only remove divisions (recombining ``(x // n)*n + x % n``); run before the rules
+    that rewrite ``x % n`` or ``x // n`` into another numerator each, they still find the
+    two halves with the same ``x``.
     """
-    return _run(term, ruleset.dispatchers(), max_steps, trace)
+    early = ruleset.early_dispatchers()
+    if early is None:
+        return _run(term, ruleset.dispatchers(), max_steps, trace)
+    first = _run(term, early, max_steps, trace)
+    if first.reason is _STEP_LIMIT:
+        return first
+    second = _run(first.term, ruleset.dispatchers(), max_steps - first.steps, trace)
+    return RewriteResult(
+        second.term,
+        first.reason if second.reason is _FIXED_POINT else second.reason,
+        first.steps + second.steps,
+        first.counts + second.counts,
+        first.trace + second.trace,
+    )

@@ -245,6 +245,8 @@ class Rule:
         guard: when it applies (``None`` means always).
         rewrite: what the match becomes.
         names: every name the pattern binds, with its kind.
+        early: the rule also runs in the early pass (``phase: early``), which applies the
+            early rules alone to a fixed point before every rule runs.
         file: the rules file the rule came from.
         line: the line of its ``rule`` header.
         text: the rule's source text (for reports and proof caches).
@@ -259,6 +261,7 @@ class Rule:
     guard: Expr | None
     rewrite: Expr
     names: dict[str, NameKind] = dataclasses.field(hash=False, compare=False)
+    early: bool = False
     file: str = "<rules>"
     line: int = 0
     text: str = ""

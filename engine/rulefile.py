@@ -51,7 +51,7 @@ __all__ = ["check_unique_names", "load_rule_files", "parse_rules"]
 
 _NAME_RE: Final = re.compile(r"[a-z][a-z0-9]*(?:-[a-z0-9]+)*")
 _FIELD_RE: Final = re.compile(r"^(?P<indent>[ \t]+)(?P<key>[a-z]+):(?P<sep>[ \t]*)(?P<value>.*)$")
-_FIELDS: Final = ("doc", "semantics", "pattern", "let", "guard", "rewrite")
+_FIELDS: Final = ("doc", "semantics", "phase", "pattern", "let", "guard", "rewrite")
 _LET_RE: Final = re.compile(r"^(?P<lead>\s*)(?P<name>[A-Za-z_][A-Za-z_0-9]*)\s*=(?!=)(?P<expr>.*)$")
 _REQUIRED: Final = ("doc", "semantics", "pattern", "rewrite")
 _PATTERN_CALLS: Final = {
@@ -490,6 +490,16 @@ def _parse_semantics(fld: _Field, file: str) -> tuple[Semantics, ...]:
     return tuple(out)
 
 
+def _parse_phase(fld: _Field | None, file: str) -> bool:
+    """``phase: early`` (the rule also runs in the early pass) or ``phase: main``."""
+    if fld is None:
+        return False
+    word = fld.value.strip()
+    if word not in ("early", "main"):
+        raise RuleError(f"unknown phase {word!r} (use early or main)", fld.line, fld.col, file)
+    return word == "early"
+
+
 def _build_rule(block: _Block, file: str) -> Rule:
     for key in _REQUIRED:
         if key not in block.fields:
@@ -497,6 +507,7 @@ def _build_rule(block: _Block, file: str) -> Rule:
     ck = _Checker(file)
     fields = block.fields
     semantics = _parse_semantics(fields["semantics"], file)
+    early = _parse_phase(fields.get("phase"), file)
     pat_node = _field_syntax(fields["pattern"], file)
     pattern = ck.pattern(pat_node)
     if isinstance(pattern, PTerm | PConst | PLit):
@@ -540,6 +551,7 @@ def _build_rule(block: _Block, file: str) -> Rule:
         guard=guard,
         rewrite=rewrite,
         names=dict(ck.names),
+        early=early,
         file=file,
         line=block.line,
         text="\n".join(block.text_lines),

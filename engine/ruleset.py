@@ -232,6 +232,9 @@ class RuleSet:
                 by_op[root].append(c)
         self._by_op = {op: tuple(rs) for op, rs in by_op.items()}
         self._dispatch = _Dispatchers(self._by_op)
+        early = {op: tuple(c for c in rs if c.rule.early) for op, rs in self._by_op.items()}
+        has_early = any(early.values())
+        self._early_dispatch = _Dispatchers(early) if has_early else None
 
     def rules_for(self, op: Op) -> tuple[CompiledRule, ...]:
         """The rule instances that may match a node with operator ``op``, by priority."""
@@ -247,6 +250,10 @@ class RuleSet:
         ones).
         """
         return self._dispatch
+
+    def early_dispatchers(self) -> dict[Op, Dispatch | None] | None:
+        """Like :meth:`dispatchers`, for the ``phase: early`` rules only; None if none is."""
+        return self._early_dispatch
 
     def rule(self, name: str) -> Rule:
         """The rule called ``name``. Raises KeyError if there is none."""

@@ -272,8 +272,9 @@ def test_unsupported_rule_falls_back_to_reference() -> None:
 class _ReferenceRewriter:
     """The rewriter's algorithm as first written: frame by frame, rule by rule."""
 
-    def __init__(self, rules: RuleSet, max_steps: int, trace: bool) -> None:
+    def __init__(self, rules: RuleSet, max_steps: int, trace: bool, *, early: bool) -> None:
         self.rules = rules
+        self.early = early  # only the phase: early rules
         self.max_steps = max_steps
         self.trace = trace
         self.memo: dict[Term, Term] = {}
@@ -339,6 +340,8 @@ class _ReferenceRewriter:
 
     def apply_first(self, u: Term) -> Term | None:
         rules = self.rules.rules_for(u.op)
+        if self.early:
+            rules = tuple(r for r in rules if r.rule.early)
         if self.n_steps >= self.max_steps:
             if self.reason is StopReason.FIXED_POINT and any(
                 r.reference_apply(u) is not None for r in rules
@@ -356,8 +359,27 @@ class _ReferenceRewriter:
         return None
 
 
+def _reference_rewrite(term: Term, rules: RuleSet, max_steps: int) -> RewriteResult:
+    """The early phase (if any rule is early), then every rule, on a shared step budget."""
+    if not any(r.early for r in rules):
+        return _ReferenceRewriter(rules, max_steps, trace=True, early=False).run(term)
+    first = _ReferenceRewriter(rules, max_steps, trace=True, early=True).run(term)
+    if first.reason is StopReason.STEP_LIMIT:
+        return first
+    second = _ReferenceRewriter(rules, max_steps - first.steps, trace=True, early=False)
+    last = second.run(first.term)
+    reason = first.reason if last.reason is StopReason.FIXED_POINT else last.reason
+    return RewriteResult(
+        last.term,
+        reason,
+        first.steps + last.steps,
+        first.counts + last.counts,
+        first.trace + last.trace,
+    )
+
+
 def _assert_same_run(term: Term, rules: RuleSet, max_steps: int) -> None:
-    want = _ReferenceRewriter(rules, max_steps, trace=True).run(term)
+    want = _reference_rewrite(term, rules, max_steps)
     got = rewrite(term, rules, max_steps=max_steps, trace=True)
     assert got.term is want.term
     assert got.reason is want.reason

@@ -68,9 +68,19 @@ GOALS = [
         "((2*a + 1)%(b + 3))*3",
         1,
     ),
+    # seed 002 §3 rule 8 (nest_div_by_smallest_factor), where the nesting converges at once
+    ("fold-nest-factor", "(4*a + b)//8", {"a": (0, 100), "b": (0, 3)}, "a//2", 1),
+    ("fold-nest-factor-negative", "(-4*a + b + 1)//8", {"a": ANY, "b": (0, 2)}, "(-a)//2", 1),
+    ("fold-nest-factor-keeps", "(4*a + b)//8", {"a": (0, 100), "b": (0, 4)}, "(4*a + b)//8", 1),
+    # tinygrad beside fold_divmod_general: (x % (k*c)) // c => (x // c) % k
+    ("div-of-mod", "(x%24)//4", {"x": ANY}, "(x//4)%6", 2),
+    ("div-of-mod-nested", "((x%24)//4)//3", {"x": ANY}, "(x//12)%2", 2),
+    ("div-of-mod-identity", "(x%24)//4 + (x//24)*6", {"x": ANY}, "x//4", 1),
     # seed 002 worked example: tiled [4, 8]
     ("worked-flat", "(R0//8)*8 + R0%8", {"R0": (0, 31)}, "R0", 0),
-    ("worked-tiled-stays", "(R1*4 + R2)//8", {"R1": (0, 7), "R2": (0, 3)}, "(R1*4 + R2)//8", 1),
+    # The seed says (R1*4 + R2)//8 stays after tiling; tinygrad's nest_div_by_smallest_factor
+    # (§3 rule 8) and quorem's nest-div-by-factor take it to R1//2, one division still.
+    ("worked-tiled", "(R1*4 + R2)//8", {"R1": (0, 7), "R2": (0, 3)}, "R1//2", 1),
     ("worked-row", "(R3*8 + R4*4 + R2)//8", R, "R3", 0),
     ("worked-col", "(R3*8 + R4*4 + R2)%8", R, "R4*4 + R2", 0),
     (
@@ -95,8 +105,9 @@ def test_goal(text: str, bounds: dict[str, tuple[int, int]], expected: str, idea
     """The input simplifies to the expected canonical form with the ideal op count."""
     term = quorem.parse(text, bounds)
     got = quorem.simplify(term)
-    want = quorem.simplify(quorem.parse(expected, bounds))
+    want = quorem.parse(expected, bounds)
     assert got is want, f"{text} => {got}, expected {want}"
+    assert quorem.simplify(want) is want, "the expected form is not a fixed point"
     assert quorem.count_divmod(got) == ideal
     assert_equivalent(term, got, bounds)
 
@@ -108,6 +119,12 @@ def _seed_cases() -> list[dict[str, object]]:
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 
 
+# Where quorem's normal form differs from the seed's expected form, with the same number of
+# divisions: the seed's walkthrough keeps (R1*4 + R2)//8 after tiling, but its own §3 rule 8
+# (nest_div_by_smallest_factor, which tinygrad runs) reduces it to R1//2.
+BEYOND_SEED = {"worked-tile-stays": "R1//2"}
+
+
 @pytest.mark.skipif(not _seed_cases(), reason="../shared/corpora/seed_cases.jsonl not present")
 @pytest.mark.parametrize("case", [pytest.param(c, id=str(c["id"])) for c in _seed_cases()])
 def test_seed_corpus(case: dict[str, object]) -> None:
@@ -116,7 +133,8 @@ def test_seed_corpus(case: dict[str, object]) -> None:
     sem = str(case.get("semantics", "floor"))
     term = quorem.parse(str(case["expr"]), bounds, sem)
     got = quorem.simplify(term)
-    want = quorem.simplify(quorem.parse(str(case["expected"]), bounds, sem))
+    expected = BEYOND_SEED.get(str(case["id"]), str(case["expected"]))
+    want = quorem.parse(expected, bounds, sem)
     assert quorem.count_divmod(got) == case["ideal_ops"], f"{term} => {got}"
     assert got is want, f"{term} => {got}, expected {want}"
     assert_equivalent(term, got, bounds)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import quorem
 from quorem.engine.ruleset import RuleSet
 from support import assert_equivalent
@@ -37,7 +39,7 @@ def test_fixed_point_reason_and_trace() -> None:
     assert r.reason is quorem.StopReason.FIXED_POINT
     assert str(r.term) == "R2 + R3*8 + R4*4"
     assert r.steps == len(r.trace) == sum(r.counts.values())
-    assert r.trace[0].rule == "mod-drop-multiple"
+    assert [s.rule for s in r.trace] == ["divmod-recombine"]  # the early phase
     for step in r.trace:
         assert step.before is not step.after
     assert r.rules == list(dict.fromkeys(s.rule for s in r.trace))
@@ -110,3 +112,30 @@ def test_sum_of_ten_thousand_terms() -> None:
     assert quorem.count_divmod(got) == n  # v%k folds (v < 10 <= k); v//8 stays
     env = {name: (i * 7) % 10 for i, name in enumerate(bounds)}
     assert quorem.evaluate(got, env) == quorem.evaluate(t, env)
+
+
+def test_early_phase_recombines_before_numerators_change() -> None:
+    """``phase: early`` rules run alone first: the div-mod identity still sees one x.
+
+    Run with every rule in one phase, mod-reduce-coefficients first rewrites
+    ``(4*i + j) % 3`` to ``(i + j) % 3`` and the identity no longer matches.
+    """
+    bounds = {"i": (0, 2), "j": (0, 3)}
+    text = "((4*i + j)//6)*6 + (((4*i + j)//3)%2)*3 + (4*i + j)%3"
+    term = quorem.parse(text, bounds)
+    rules = quorem.default_ruleset()
+    assert any(r.early for r in rules)
+    assert quorem.simplify(term, rules) is quorem.parse("4*i + j", bounds)
+    one_phase = RuleSet([dataclasses.replace(r, early=False) for r in rules])
+    assert quorem.count_divmod(quorem.simplify(term, one_phase)) > 0
+
+
+def test_step_budget_is_shared_by_the_phases() -> None:
+    """An early rule that always applies uses up the whole budget; the run stops there."""
+    rules = RuleSet.from_text(
+        GROWING.replace("semantics: floor", "semantics: floor\n  phase: early")
+    )
+    t = quorem.parse("x // 2", {"x": (0, 10)})
+    r = quorem.explain(t, rules, max_steps=40)
+    assert r.reason is quorem.StopReason.STEP_LIMIT
+    assert r.steps == 40

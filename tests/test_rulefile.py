@@ -68,6 +68,7 @@ HEADER = "rule r\n  doc: d\n  semantics: floor\n"
         (HEADER + "  pattern: x\n  rewrite: x\n", 4, 12, "operator at its root"),
         (HEADER + "  pattern: x + y + z % 2\n  rewrite: x\n", 4, 16, "at most one rest"),
         (HEADER + "  pattern: x / 2\n  rewrite: x\n", 4, 14, "use // for division"),
+        (HEADER + "  phase: later\n  pattern: x % 2\n  rewrite: x\n", 4, 10, "unknown phase"),
         (HEADER + "  pattern: (sum(K*t) + C) // D\n  guard: K > 0\n  rewrite: t\n", 5, 10, ""),
         (
             "rule r\n  doc: d\n  semantics: any\n  pattern: x // 2\n  rewrite: x\n",
