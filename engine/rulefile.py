@@ -550,7 +550,8 @@ def _build_rule(block: _Block, file: str) -> Rule:
         lets=lets,
         guard=guard,
         rewrite=rewrite,
-        names=dict(ck.names),
+        # Per-addend lets are inlined: no backend binds them.
+        names={n: k for n, k in ck.names.items() if n not in ck.seq_lets},
         early=early,
         file=file,
         line=block.line,

@@ -68,6 +68,31 @@ def test_floor_proof_does_not_carry_to_trunc() -> None:
     assert trunc.status == "unsound"
 
 
+# congruence-div without its bucket check: wrong wherever the residue sum spans buckets.
+CONGRUENCE_WITHOUT_BUCKET = """\
+rule congruence-div-unchecked
+  doc: the bucket conjunct dropped
+  semantics: floor
+  pattern: (sum(K*t) + C) // D
+  let: Q = (2*K + D) // (2*D)
+       B = vmin(sum((K - Q*D)*t) + C) // D
+  guard: D > 0
+  rewrite: sum(Q*t) + B
+"""
+
+
+def test_counterexample_over_a_sequence_is_replayed() -> None:
+    """A sum rule's counterexample: the addends get ranges, other constants are tried.
+
+    Z3's first models put the bounds of the residue sum where no range of ``t`` puts them
+    (D == 1 makes the rule right); the engine must still confirm a genuine point.
+    """
+    (rule,) = parse_rules(CONGRUENCE_WITHOUT_BUCKET)
+    r = prove(Obligation(rule, Semantics.FLOOR, 1, "equivalence"))
+    assert r.status == "unsound", r.report
+    assert r.counterexample is not None and r.counterexample["D"] > 1
+
+
 def test_unknown_is_never_proven() -> None:
     """A timeout is reported as unknown, not as proven."""
     rule = quorem.default_ruleset().rule("div-by-common-factor")

@@ -197,6 +197,22 @@ def _satisfiable(premises: list[z3.BoolRef], names: list[z3.ArithRef], timeout: 
     return answer
 
 
+# How many further models a query asks for, with other constants, when the engine does
+# not reproduce one (see _Query.attempt).
+_MAX_BLOCKED_MODELS: Final = 4
+
+
+def _constant_symbols(ob: Obligation, enc: Encoding) -> list[z3.ArithRef]:
+    """The Z3 symbols of the rule's matched constants (``C``, ``K[1]``, ...)."""
+    out = []
+    for name, kind in ob.rule.names.items():
+        if kind is NameKind.CONST and name in enc.symbols:
+            out.append(enc.symbols[name])
+        elif kind is NameKind.SEQ_CONST:
+            out += [enc.symbols[f"{name}[{i}]"] for i in range(1, ob.arity + 1)]
+    return out
+
+
 def _values_of(enc: Encoding) -> list[z3.ArithRef]:
     """Every symbol of an encoding: the rule's names and the range bounds it reads."""
     out = list(enc.symbols.values())
@@ -281,6 +297,17 @@ class _Query:
         model = s.model()
         model = _shrink(s, enc, timeout) or model
         values, rep = _replay_model(ob, _model_values(model, enc))
+        constants = _constant_symbols(ob, enc)
+        for _ in range(_MAX_BLOCKED_MODELS):
+            if rep.confirmed or not constants:
+                break
+            # Z3 picks the bounds of a compound term freely; with the same constants the
+            # next model tends to repeat that choice. Ask for other constants instead.
+            s.add(z3.Or([c != model.eval(c, model_completion=True) for c in constants]))
+            if s.check() != z3.sat:
+                break
+            model = s.model()
+            values, rep = _replay_model(ob, _model_values(model, enc))
         if rep.confirmed:
             return ProofResult(
                 ob, "unsound", method, self.elapsed(), values, _report(ob, values, rep)
@@ -322,6 +349,13 @@ def _replay_model(ob: Obligation, values: dict[str, int]) -> tuple[dict[str, int
     int64 = ob.kind == "int64"
     rep = replay(ob.rule, ob.semantics, ob.arity, values, int64=int64)
     names = [n for n, k in ob.rule.names.items() if k is NameKind.TERM and n in values]
+    names += [
+        f"{n}[{i}]"
+        for n, k in ob.rule.names.items()
+        if k is NameKind.SEQ_TERM
+        for i in range(1, ob.arity + 1)
+        if f"{n}[{i}]" in values
+    ]
     if rep.confirmed or not names:
         return values, rep
     # Z3's bounds of compound terms mean nothing at another range: leave them out.

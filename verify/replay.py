@@ -66,7 +66,7 @@ def _bindings(
             for i in range(arity):
                 v = values[f"{name}[{i + 1}]"]
                 vname = f"{name}_{i + 1}"
-                terms.append(var(vname, v, v))
+                terms.append(var(vname, *_bounds(values, f"{name}[{i + 1}]", v)))
                 env[vname] = v
             b[name] = terms
     return b, env
