@@ -79,21 +79,28 @@ _FEW = 8  # operands; a node with more (a long sum) is scanned with C-level iter
 
 
 def _run(  # noqa: PLR0915  (one loop, inlined for speed)
-    term: Term, dispatch: dict[Op, Dispatch | None], max_steps: int, trace: bool
-) -> RewriteResult:
+    term: Term,
+    dispatch: dict[Op, Dispatch | None],
+    max_steps: int,
+    counts: dict[str, int],
+    steps: list[Step] | None,
+    *,
+    n_steps: int = 0,
+) -> tuple[Term, StopReason, int]:
     """The work loop: one frame at a time, with VISIT and REDUCE inlined for speed.
 
     A leaf (no operands; no rule is indexed under CONST or VAR) is its own normal form at
     once, even when met as an operand, and a node whose operands are all rewritten already
     is reduced without a round trip through the stack: the rules are applied in the same
     order as when every frame goes through the stack.
+
+    Applications are added to ``counts`` (and ``steps``, when tracing); ``n_steps`` is the
+    budget already spent, so that phases share ``max_steps``. Returns the result, why the
+    run stopped, and the budget spent.
     """
     memo: dict[Term, Term] = {}
     active: set[Term] = set()
     stack: list[tuple[Term, int, Term | None]] = []
-    counts: dict[str, int] = {}
-    steps: list[Step] = []
-    n_steps = 0
     reason = _FIXED_POINT
     in_memo, memo_get = memo.__contains__, memo.get
     push, pop = stack.append, stack.pop
@@ -188,7 +195,7 @@ def _run(  # noqa: PLR0915  (one loop, inlined for speed)
                     out, name = found
                     n_steps += 1
                     counts[name] = counts.get(name, 0) + 1
-                    if trace:
+                    if steps is not None:
                         steps.append(Step(name, u, out))
                     done = memo_get(out)
                     if done is None and not out.args and dispatch[out.op] is None:
@@ -216,7 +223,7 @@ def _run(  # noqa: PLR0915  (one loop, inlined for speed)
         memo[u] = u
         memo[t] = u
         active.discard(t)
-    return RewriteResult(memo[term], reason, n_steps, Counter(counts), steps)
+    return memo[term], reason, n_steps
 
 
 def rewrite(
@@ -239,17 +246,16 @@ def rewrite(
     that rewrite ``x % n`` or ``x // n`` into another numerator each, they still find the
     two halves with the same ``x``.
     """
+    counts: dict[str, int] = {}
+    steps: list[Step] | None = [] if trace else None
     early = ruleset.early_dispatchers()
-    if early is None:
-        return _run(term, ruleset.dispatchers(), max_steps, trace)
-    first = _run(term, early, max_steps, trace)
-    if first.reason is _STEP_LIMIT:
-        return first
-    second = _run(first.term, ruleset.dispatchers(), max_steps - first.steps, trace)
-    return RewriteResult(
-        second.term,
-        first.reason if second.reason is _FIXED_POINT else second.reason,
-        first.steps + second.steps,
-        first.counts + second.counts,
-        first.trace + second.trace,
-    )
+    reason = _FIXED_POINT
+    n_steps = 0
+    if early is not None:
+        term, reason, n_steps = _run(term, early, max_steps, counts, steps)
+    if reason is not _STEP_LIMIT:
+        dispatch = ruleset.dispatchers()
+        term, last, n_steps = _run(term, dispatch, max_steps, counts, steps, n_steps=n_steps)
+        if last is not _FIXED_POINT:
+            reason = last
+    return RewriteResult(term, reason, n_steps, Counter(counts), steps or [])
