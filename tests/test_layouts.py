@@ -14,7 +14,8 @@ import pytest
 import quorem
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from layouts import affine_form, flat, loop_vars, reshape_chain, tiled, unflat
+
+from benchmarks.layouts import affine_form, flat, loop_vars, reshape_chain, tiled, unflat
 
 FACTORS = (2, 3, 4, 6, 8)
 

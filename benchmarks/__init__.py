@@ -1,0 +1,1 @@
+"""quorem benchmarks: corpora, peers (tinygrad, TVM) and the side-by-side runner."""
