@@ -25,7 +25,7 @@ ranges when its input did (:func:`term_fits_int64`).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Final, Union
 
 from quorem.engine import interval as iv
@@ -72,17 +72,18 @@ def _computed_by_input(t: Term) -> bool:
     return t.op is not Op.ADD or (len(t.args) == 1 and t.arg[1] == 0)
 
 
-class _Walk:
-    def __init__(self, env: Mapping[str, Binding], semantics: Semantics) -> None:
-        self.env = env
-        self.sem = semantics
-        self.index: int | None = None
+# A compiled template: its range under a binding ``env`` and the current index into the
+# sequences (None outside ``sum``). Every node's range is checked, so a node outside
+# int64 raises _TooWide at once.
+_Node = Callable[[Mapping[str, Binding], "int | None"], _Range]
 
-    def name(self, e: Name) -> _Range:
-        v = self.env[e.name]
+
+def _name_node(name: str) -> _Node:
+    def node(env: Mapping[str, Binding], index: int | None) -> _Range:
+        v = env[name]
         if isinstance(v, list | tuple):  # the compiled matcher binds sequences as tuples
-            assert self.index is not None, "sequence name outside sum()"
-            v = v[self.index]
+            assert index is not None, "sequence name outside sum()"
+            v = v[index]
         if isinstance(v, Term):
             lo, hi = v.vmin, v.vmax
             if _computed_by_input(v):
@@ -90,79 +91,96 @@ class _Walk:
                 # where every value of the input fits in int64, so does this one.
                 lo = INT64_MIN if lo is None else max(lo, INT64_MIN)
                 hi = INT64_MAX if hi is None else min(hi, INT64_MAX)
-            return (lo, hi)
+            return _check((lo, hi))
         assert isinstance(v, int)
-        return (v, v)
+        return _check((v, v))
 
-    def range(self, e: Expr) -> _Range:
-        return _check(self.node(e))
+    return node
 
-    def node(self, e: Expr) -> _Range:
-        if isinstance(e, Lit):
-            return (e.value, e.value)
-        if isinstance(e, Name):
-            return self.name(e)
-        if isinstance(e, Unary):
-            if e.op == "not":
-                raise _TooWide  # a condition is not a value (the rules checker forbids it)
-            return iv.add_range([(-1, self.range(e.operand))], 0)
-        if isinstance(e, Binary):
-            return self.binary(e)
-        return self.call(e)
 
-    def binary(self, e: Binary) -> _Range:
-        a = self.range(e.left)
-        b = self.range(e.right)
-        op = e.op
-        if op == "+":
-            return iv.add_range([(1, a), (1, b)], 0)
-        if op == "-":
-            return iv.add_range([(1, a), (-1, b)], 0)
-        if op == "*":
-            return iv.mul_range(a, b)
-        if op in ("//", "%"):
-            return _DIVISION[(op == "//", self.sem)](a, b)
-        if op in _COMPARE:
-            return (0, 1)
-        raise _TooWide  # and/or: conditions, not values
+def _too_wide(env: Mapping[str, Binding], index: int | None) -> _Range:
+    raise _TooWide
 
-    def call(self, e: Call) -> _Range:
-        f = e.func
-        if f in ("vmin", "vmax"):
-            lo, hi = self.range(e.args[0])
-            v = lo if f == "vmin" else hi
-            return (v, v)
-        if f == "sum":
-            return self.sum(e.args[0])
-        if f in DIVISION_FUNCTIONS:
-            a, b = (self.range(x) for x in e.args)
-            return _DIVISION[DIVISION_FUNCTIONS[f]](a, b)
-        if f in ("min", "max") and len(e.args) == 2:
-            a, b = (self.range(x) for x in e.args)
-            return iv.min_range(a, b) if f == "min" else iv.max_range(a, b)
-        if f == "abs":
-            lo, hi = self.range(e.args[0])
-            assert lo is not None and hi is not None
-            return (0 if lo <= 0 <= hi else min(abs(lo), abs(hi)), max(abs(lo), abs(hi)))
-        raise _TooWide  # gcd, aggregates of conditions, ...: not needed by any rule
 
-    def sum(self, body: Expr) -> _Range:
-        n = self._length(body)
-        parts: list[tuple[int, _Range]] = []
-        for i in range(n):
-            self.index = i
-            try:
-                parts.append((1, self.range(body)))
-            finally:
-                self.index = None
-        return iv.add_range(parts, 0)
+def _binary_node(op: str, fa: _Node, fb: _Node, sem: Semantics) -> _Node:
+    if op in _COMPARE:
+        return lambda env, i: (fa(env, i), fb(env, i), (0, 1))[2]
+    if op == "+":
+        return lambda env, i: _check(iv.add_range([(1, fa(env, i)), (1, fb(env, i))], 0))
+    if op == "-":
+        return lambda env, i: _check(iv.add_range([(1, fa(env, i)), (-1, fb(env, i))], 0))
+    if op == "*":
+        return lambda env, i: _check(iv.mul_range(fa(env, i), fb(env, i)))
+    if op in ("//", "%"):
+        f = _DIVISION[(op == "//", sem)]
+        return lambda env, i: _check(f(fa(env, i), fb(env, i)))
+    return _too_wide  # and/or: conditions, not values
 
-    def _length(self, e: Expr) -> int:
-        for name in sequence_names(e):
-            v = self.env[name]
+
+def _abs_range(r: _Range) -> _Range:
+    lo, hi = r
+    assert lo is not None and hi is not None
+    return (0 if lo <= 0 <= hi else min(abs(lo), abs(hi)), max(abs(lo), abs(hi)))
+
+
+def _call_node(e: Call, sem: Semantics) -> _Node:
+    f = e.func
+    kids = [_compile(a, sem) for a in e.args]
+    if f in ("vmin", "vmax"):
+        (fa,) = kids
+        pick = 0 if f == "vmin" else 1
+        return lambda env, i: (fa(env, i)[pick],) * 2
+    if f == "sum":
+        return _sum_node(e.args[0], kids[0])
+    if f in DIVISION_FUNCTIONS:
+        fd = _DIVISION[DIVISION_FUNCTIONS[f]]
+        fa, fb = kids
+        return lambda env, i: _check(fd(fa(env, i), fb(env, i)))
+    if f in ("min", "max") and len(kids) == 2:
+        fm = iv.min_range if f == "min" else iv.max_range
+        fa, fb = kids
+        return lambda env, i: _check(fm(fa(env, i), fb(env, i)))
+    if f == "abs":
+        (fa,) = kids
+        return lambda env, i: _check(_abs_range(fa(env, i)))
+    return _too_wide  # gcd, aggregates of conditions, ...: not needed by any rule
+
+
+def _sum_node(body: Expr, fb: _Node) -> _Node:
+    names = sequence_names(body)
+
+    def node(env: Mapping[str, Binding], index: int | None) -> _Range:
+        n = 0
+        for name in names:
+            v = env[name]
             if isinstance(v, list | tuple):
-                return len(v)
-        return 0
+                n = len(v)
+                break
+        return _check(iv.add_range([(1, fb(env, k)) for k in range(n)], 0))
+
+    return node
+
+
+def _compile(e: Expr, sem: Semantics) -> _Node:
+    """The template ``e`` as a tree of closures: built once, run at every match."""
+    if isinstance(e, Lit):
+        r = _check((e.value, e.value)) if INT64_MIN <= e.value <= INT64_MAX else None
+        if r is None:
+            return _too_wide
+        return lambda env, i: r
+    if isinstance(e, Name):
+        return _name_node(e.name)
+    if isinstance(e, Unary):
+        if e.op == "not":
+            return _too_wide  # a condition is not a value (the rules checker forbids it)
+        fa = _compile(e.operand, sem)
+        return lambda env, i: _check(iv.add_range([(-1, fa(env, i))], 0))
+    if isinstance(e, Binary):
+        return _binary_node(e.op, _compile(e.left, sem), _compile(e.right, sem), sem)
+    return _call_node(e, sem)
+
+
+_COMPILED: dict[tuple[Expr, Semantics], _Node] = {}
 
 
 def fits_int64(e: Expr, env: Mapping[str, Binding], semantics: Semantics | None) -> bool:
@@ -174,8 +192,12 @@ def fits_int64(e: Expr, env: Mapping[str, Binding], semantics: Semantics | None)
     ``sum``, the result) is in ``[-2**63, 2**63 - 1]``. False means that could not be
     shown; it never raises.
     """
+    sem = semantics or Semantics.FLOOR
+    node = _COMPILED.get((e, sem))
+    if node is None:
+        node = _COMPILED[(e, sem)] = _compile(e, sem)
     try:
-        _Walk(env, semantics or Semantics.FLOOR).range(e)
+        node(env, None)
     except (_TooWide, ZeroDivisionError):
         return False
     return True
