@@ -551,6 +551,15 @@ def _meta(
             text=True,
             check=False,
         ).stdout.strip()
+        changed = subprocess.run(
+            ["git", "status", "--porcelain", "--", "engine", "rules"],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            check=False,
+        ).stdout.strip()
+        if commit and changed:
+            commit += " with uncommitted changes in engine/ or rules/"
     except OSError:  # pragma: no cover
         commit = ""
     cpu = ""
@@ -776,6 +785,7 @@ def plot(doc: Mapping[str, Any], path: Path) -> bool:
 
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt  # noqa: PLC0415
+        from matplotlib import ticker  # noqa: PLC0415
     except ImportError:
         return False
     fig, axes = plt.subplots(1, 2, figsize=(12, 4.8), sharey=True)
@@ -794,7 +804,10 @@ def plot(doc: Mapping[str, Any], path: Path) -> bool:
     for ax, title in zip(axes, ("simplify", "build + simplify"), strict=True):
         ax.set_xscale("log")
         ax.set_yscale("log")
-        ax.set_xlabel("expression size (case `size`, else nodes of the input tree)")
+        ax.xaxis.set_major_locator(ticker.LogLocator(subs=(1.0, 2.0, 5.0)))
+        ax.xaxis.set_major_formatter(ticker.FuncFormatter(lambda v, _: f"{v:g}"))
+        ax.xaxis.set_minor_formatter(ticker.NullFormatter())
+        ax.set_xlabel("expression size (the case's size, else nodes of the input tree)")
         ax.set_title(title)
         ax.grid(True, which="both", alpha=0.3)
     axes[0].set_ylabel("median time per expression (µs)")
