@@ -223,18 +223,33 @@ class RuleSet:
         self.compiled: list[CompiledRule] = []
         by_op: dict[Op, list[CompiledRule]] = {op: [] for op in Op}
         for rule in self.rules:
-            _check_binding_order(rule)
-            for sem in rule.semantics or (None,):
-                root = _root_op(rule.pattern, sem)
-                code = compile_rule(rule, sem) if compiled else None
-                c = CompiledRule(rule, sem, root, _shape(rule.pattern, sem), code)
+            try:
+                instances = self._instances(rule, compiled=compiled)
+            except RecursionError:
+                # Only reachable when the caller raised the recursion limit past what
+                # parse_rules checks with: the rule is still too deep to compile.
+                raise RuleError(
+                    f"rule {rule.name!r} is nested too deeply to compile", rule.line, 1, rule.file
+                ) from None
+            for c in instances:
                 self.compiled.append(c)
-                by_op[root].append(c)
+                by_op[c.root].append(c)
         self._by_op = {op: tuple(rs) for op, rs in by_op.items()}
         self._dispatch = _Dispatchers(self._by_op)
         early = {op: tuple(c for c in rs if c.rule.early) for op, rs in self._by_op.items()}
         has_early = any(early.values())
         self._early_dispatch = _Dispatchers(early) if has_early else None
+
+    @staticmethod
+    def _instances(rule: Rule, *, compiled: bool) -> list[CompiledRule]:
+        """The rule checked and instantiated (and compiled) for each of its semantics."""
+        _check_binding_order(rule)
+        out = []
+        for sem in rule.semantics or (None,):
+            root = _root_op(rule.pattern, sem)
+            code = compile_rule(rule, sem) if compiled else None
+            out.append(CompiledRule(rule, sem, root, _shape(rule.pattern, sem), code))
+        return out
 
     def rules_for(self, op: Op) -> tuple[CompiledRule, ...]:
         """The rule instances that may match a node with operator ``op``, by priority."""
