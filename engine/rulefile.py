@@ -461,13 +461,36 @@ def _fits_type(e: Call, kinds: set[str], seq: bool, ck: _Checker) -> tuple[str, 
     return _BOOL, False
 
 
+# Real rules are a few levels deep; the checks and compilers after parsing recurse, so a
+# deeper field is refused here, whatever the interpreter's recursion limit is.
+_MAX_FIELD_DEPTH: Final = 100
+
+
 def _field_syntax(fld: _Field, file: str) -> sx.Node:
     try:
-        return sx.parse_syntax(fld.value, file, fld.line, fld.col)
+        node = sx.parse_syntax(fld.value, file, fld.line, fld.col)
     except RuleError:
         raise
     except ParseError as exc:
         raise RuleError(exc.reason, exc.line, exc.col, file) from None
+    stack: list[tuple[sx.Node, int]] = [(node, 1)]
+    while stack:
+        n, depth = stack.pop()
+        if depth > _MAX_FIELD_DEPTH:
+            reason = f"nested too deeply (more than {_MAX_FIELD_DEPTH} levels)"
+            raise RuleError(reason, n.line, n.col, file)
+        stack.extend((k, depth + 1) for k in _syntax_children(n))
+    return node
+
+
+def _syntax_children(n: sx.Node) -> list[sx.Node]:
+    if isinstance(n, sx.Unary):
+        return [n.operand]
+    if isinstance(n, sx.Binary):
+        return [n.left, n.right]
+    if isinstance(n, sx.Call):
+        return list(n.args)
+    return []
 
 
 def _parse_semantics(fld: _Field, file: str) -> tuple[Semantics, ...]:

@@ -26,6 +26,15 @@ GOALS = [
     ("identity-4-three-term", "y + x%6 + (x//6)*6", {"x": ANY, "y": ANY}, "y + x", 0),
     ("identity-5-nested", "(a//4 + 3)//5", {"a": (0, 1000)}, "(a + 12)//20", 1),
     ("identity-symbolic-divisor", "x%d + (x//d)*d", {"x": ANY, "d": (1, 9)}, "x", 0),
+    # any weights: one division instead of two (a transposed read of a flat index)
+    ("identity-weighted", "(b%2)*3 + b//2", {"b": (0, 5)}, "3*b - 5*(b//2)", 1),
+    (
+        "identity-composed-weighted",
+        "((x//4)%3)*5 + (x//12)*2",
+        {"x": ANY},
+        "(x//4)*5 - (x//12)*13",
+        2,
+    ),
     # seed 002 §2: range-based mod and div
     ("range-mod-small", "r%3", {"r": (0, 2)}, "r", 0),
     (

@@ -177,6 +177,21 @@ def test_absurdly_deep_rule_is_a_rule_error() -> None:
         RuleSet.from_text(text, "deep.rules")
 
 
+def test_deep_rule_is_refused_whatever_the_recursion_limit() -> None:
+    """The depth check does not rely on RecursionError: a raised limit changes nothing."""
+    import sys
+
+    deep = "max(" * 150 + "x" + ", 1)" * 150
+    text = f"rule deep\n  doc: d\n  semantics: floor\n  pattern: {deep} % N\n  rewrite: x\n"
+    old = sys.getrecursionlimit()
+    sys.setrecursionlimit(100_000)
+    try:
+        with pytest.raises(quorem.RuleError, match=r"deep\.rules:4:\d+: nested too deeply"):
+            RuleSet.from_text(text, "deep.rules")
+    finally:
+        sys.setrecursionlimit(old)
+
+
 def test_zero_coefficient_addend_is_rejected() -> None:
     """A pattern addend scaled by 0 can never match a canonical sum, so it is an error."""
     text = "rule z\n  doc: d\n  semantics: floor\n  pattern: (0*x + y) // N\n  rewrite: y // N\n"
