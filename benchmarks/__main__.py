@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import threading
 from pathlib import Path
 
 from benchmarks.peers import DEFAULT_SYSTEMS, PEER_NAMES
@@ -44,6 +45,18 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--clock", choices=("wall", "cpu"), default="wall")
     parser.add_argument("--limit", type=int, help="first N cases of each corpus only")
+    parser.add_argument(
+        "--timeout",
+        type=float,
+        default=120.0,
+        help="stop a call running longer than this many seconds (status timeout; default 120)",
+    )
+    parser.add_argument(
+        "--slow",
+        type=float,
+        default=2.0,
+        help="a call slower than this many seconds in the warm-up is timed once (default 2)",
+    )
     parser.add_argument("--quiet", action="store_true")
     args = parser.parse_args(argv)
     if args.repeats < 1:
@@ -58,7 +71,6 @@ def main(argv: list[str] | None = None) -> int:
         if not args.quiet:
             print(msg, file=sys.stderr, flush=True)
 
-    sys.setrecursionlimit(max(sys.getrecursionlimit(), 20_000))
     result = run(
         corpora,
         repeats=args.repeats,
@@ -66,6 +78,8 @@ def main(argv: list[str] | None = None) -> int:
         peer_input=args.peer_input,
         clock=args.clock,
         limit=args.limit,
+        timeout=args.timeout or None,
+        slow=args.slow,
         log=log,
     )
     stem = args.name or "+".join(p.stem for p in corpora)
@@ -76,7 +90,7 @@ def main(argv: list[str] | None = None) -> int:
             f"{name:13} median {s['median_us']:.1f} µs  p90 {s['p90_us']:.1f} µs  "
             f"ops {s['ops_before']} -> {s['ops_after']}  "
             f"non-equivalent {len(s['non_equivalent'])}  unsupported {len(s['unsupported'])}  "
-            f"errors {len(s['errors'])}"
+            f"errors {len(s['errors'])}  timeouts {len(s['timeouts'])}"
             if s["median_us"] is not None
             else f"{name:13} no supported case"
         )
@@ -92,5 +106,22 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
+def main_with_a_deep_stack(argv: list[str] | None = None) -> int:
+    """Run :func:`main` in a thread with a 1 GiB stack and a high recursion limit.
+
+    The size ladders nest expressions 10 000 deep: TVM's C++ simplifier recurses once per
+    level and overflows the main thread's 8 MiB stack (a segmentation fault), and
+    tinygrad computes value ranges by recursion. The stack is virtual memory: only the
+    pages used are allocated.
+    """
+    sys.setrecursionlimit(max(sys.getrecursionlimit(), 200_000))
+    threading.stack_size(1 << 30)
+    status: list[int] = []
+    worker = threading.Thread(target=lambda: status.append(main(argv)), name="benchmarks")
+    worker.start()
+    worker.join()
+    return status[0] if status else 1
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main_with_a_deep_stack())

@@ -22,6 +22,8 @@ wins, ties and losses on op count and the medians of the per-case time ratios.
 
 from __future__ import annotations
 
+import contextlib
+import ctypes
 import gc
 import hashlib
 import itertools
@@ -33,9 +35,10 @@ import random
 import statistics
 import subprocess
 import sys
+import threading
 import time
 import zlib
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -48,9 +51,9 @@ from benchmarks.peers.expr import (
     Node,
     Unsupported,
     annotate_nonneg,
-    compile_eval,
     count_divmod,
     division_ops,
+    evaluate_points,
     from_term,
     from_text,
     lower_divisions,
@@ -107,7 +110,7 @@ class Case:
 class Outcome:
     """What one system did with one case."""
 
-    status: str  # "ok", "unsupported" or "error"
+    status: str  # "ok", "unsupported", "error" or "timeout"
     reason: str = ""
     output: str = ""
     ops_after: int | None = None
@@ -117,6 +120,7 @@ class Outcome:
     simplify_ns: list[int] = field(default_factory=list)
     build_ns: list[int] = field(default_factory=list)
     tree: Node | None = None  # the system's input (after lowering divisions it lacks)
+    timed_once: bool = False  # the warm-up call was slow: its time is the only sample
 
     def median_us(self) -> float | None:
         """Median simplify time over the repeats (µs)."""
@@ -257,28 +261,21 @@ def check_equivalent(
     """
     names = sorted(set(_variables(reference)).union(*(_variables(c) for c in candidates.values())))
     points, _ = box_points(bounds, names, seed)
-    ref = compile_eval(reference)
-    expected: list[tuple[dict[str, int], int]] = []
-    for p in points:
-        try:
-            expected.append((p, ref(p)))
-        except ZeroDivisionError:
-            continue  # the input is undefined here: any output value is fine
+    want = evaluate_points(reference, points)
+    defined = [i for i, v in enumerate(want) if v is not None]  # elsewhere any value is fine
     out: dict[str, tuple[bool, dict[str, Any] | None, int]] = {}
     for name, cand in candidates.items():
         try:
-            f = compile_eval(cand)
-        except Unsupported as exc:
-            out[name] = (False, {"error": str(exc)}, 0)
+            got = evaluate_points(cand, points)
+        except (Unsupported, KeyError) as exc:
+            out[name] = (False, {"error": f"cannot evaluate: {exc}"}, 0)
             continue
-        verdict: tuple[bool, dict[str, Any] | None, int] = (True, None, len(expected))
-        for p, want in expected:
-            try:
-                got: int | str = f(p)
-            except ZeroDivisionError:
-                got = "division by zero"
-            if got != want:
-                verdict = (False, {"point": p, "expected": want, "got": got}, len(expected))
+        verdict: tuple[bool, dict[str, Any] | None, int] = (True, None, len(defined))
+        for i in defined:
+            if got[i] != want[i]:
+                value = "division by zero" if got[i] is None else got[i]
+                example = {"point": points[i], "expected": want[i], "got": value}
+                verdict = (False, example, len(defined))
                 break
         out[name] = verdict
     return out
@@ -300,8 +297,57 @@ def _system_input(case: Case, system: System) -> Node:
     return lower_divisions(case.tree, system.division_ops)
 
 
-def warm_up(cases: Sequence[Case], systems: Sequence[System]) -> dict[str, dict[str, Outcome]]:
-    """Each system simplifies each case once: outputs, op counts, equivalence."""
+class CallTimeout(BaseException):
+    """Raised in the benchmark's thread when a call overruns its time limit.
+
+    A ``BaseException``, so that a peer's ``except Exception`` does not swallow it.
+    """
+
+
+@contextlib.contextmanager
+def deadline(seconds: float | None) -> Iterator[None]:
+    """Raise :class:`CallTimeout` in this thread if the block runs over ``seconds``.
+
+    A watchdog thread sets an asynchronous exception in this thread
+    (``PyThreadState_SetAsyncExc``); it is raised at the next Python bytecode, so a call
+    into C++ (TVM) is interrupted only when it returns to Python.
+    """
+    if not seconds:
+        yield
+        return
+    tid = ctypes.c_ulong(threading.get_ident())
+    done = threading.Event()
+    fired: list[bool] = []
+
+    def watch() -> None:
+        if not done.wait(seconds):
+            fired.append(True)
+            ctypes.pythonapi.PyThreadState_SetAsyncExc(tid, ctypes.py_object(CallTimeout))
+
+    watcher = threading.Thread(target=watch, daemon=True)
+    watcher.start()
+    try:
+        yield
+    finally:
+        done.set()
+        watcher.join()
+        if fired:  # cancel the exception if it has not been raised yet
+            ctypes.pythonapi.PyThreadState_SetAsyncExc(tid, None)
+
+
+def warm_up(
+    cases: Sequence[Case],
+    systems: Sequence[System],
+    *,
+    timeout: float | None = None,
+    slow: float | None = None,
+    clock: Callable[[], int] = time.perf_counter_ns,
+) -> dict[str, dict[str, Outcome]]:
+    """Each system simplifies each case once: outputs, op counts, equivalence.
+
+    A call still running after ``timeout`` seconds is stopped (status ``timeout``); a
+    call slower than ``slow`` seconds is not repeated (its time is the only sample).
+    """
     outcomes: dict[str, dict[str, Outcome]] = {s.name: {} for s in systems}
     for case in cases:
         outputs: dict[str, Node] = {}
@@ -312,9 +358,19 @@ def warm_up(cases: Sequence[Case], systems: Sequence[System]) -> dict[str, dict[
                 outcomes[system.name][case.key] = Outcome("unsupported", str(exc))
                 continue
             try:
-                result = system.simplify(system.build(tree, case.bounds))
+                with deadline(timeout):
+                    t0 = clock()
+                    built = system.build(tree, case.bounds)
+                    t1 = clock()
+                    result = system.simplify(built)
+                    t2 = clock()
+                del built
                 out = system.to_tree(result)
                 del result
+            except CallTimeout:
+                reason = f"no result within {timeout:g} s"
+                outcomes[system.name][case.key] = Outcome("timeout", reason)
+                continue
             except Unsupported as exc:
                 outcomes[system.name][case.key] = Outcome("unsupported", str(exc))
                 continue
@@ -323,9 +379,10 @@ def warm_up(cases: Sequence[Case], systems: Sequence[System]) -> dict[str, dict[
                 continue
             finally:
                 system.release()
-            outcomes[system.name][case.key] = Outcome(
-                "ok", output=to_text(out), ops_after=count_divmod(out), tree=tree
-            )
+            o = Outcome("ok", output=to_text(out), ops_after=count_divmod(out), tree=tree)
+            if slow is not None and (t2 - t1) > slow * 1e9:
+                o.timed_once, o.build_ns, o.simplify_ns = True, [t1 - t0], [t2 - t1]
+            outcomes[system.name][case.key] = o
             outputs[system.name] = out
         verdicts = check_equivalent(case.tree, outputs, case.bounds, _case_seed(case))
         for name, (ok, example, n) in verdicts.items():
@@ -356,7 +413,7 @@ def measure(
                 start = (r + i) % k
                 for system in itertools.chain(systems[start:], systems[:start]):
                     o = outcomes[system.name][case.key]
-                    if o.status != "ok":
+                    if o.status != "ok" or o.timed_once:
                         continue
                     tree = o.tree
                     before = system.live_nodes()
@@ -423,6 +480,10 @@ def summarize(
             "errors": {
                 c.key: per_case[c.key].reason for c in cases if per_case[c.key].status == "error"
             },
+            "timeouts": {
+                c.key: per_case[c.key].reason for c in cases if per_case[c.key].status == "timeout"
+            },
+            "timed_once": [c.key for c in ok if per_case[c.key].timed_once],
             "stale_calls": (stale or {}).get(name, 0),
         }
     comparisons: dict[str, Any] = {}
@@ -510,6 +571,8 @@ def run(
     peer_input: str = "term",
     clock: str = "wall",
     limit: int | None = None,
+    timeout: float | None = 120.0,
+    slow: float | None = 2.0,
     log: Callable[[str], None] = lambda s: None,
 ) -> RunResult:
     """Load the corpora, warm up, check and time every system; summarize."""
@@ -523,14 +586,15 @@ def run(
         raise RuntimeError("no system to run")
     log(f"{len(cases)} cases; systems: {', '.join(s.name for s in systems)}")
     t0 = time.monotonic()
-    outcomes = warm_up(cases, systems)
-    log(f"warm-up and equivalence checks: {time.monotonic() - t0:.1f} s")
     ns_clock = time.perf_counter_ns if clock == "wall" else time.process_time_ns
+    outcomes = warm_up(cases, systems, timeout=timeout, slow=slow, clock=ns_clock)
+    log(f"warm-up and equivalence checks: {time.monotonic() - t0:.1f} s")
     stale = measure(cases, systems, outcomes, repeats=repeats, clock=ns_clock, progress=log)
     summary = summarize(cases, outcomes, stale)
     meta = _meta(
         corpora, cases=cases, systems=systems, repeats=repeats, peer_input=peer_input, clock=clock
     )
+    meta["timeout_s"], meta["slow_s"] = timeout, slow
     return RunResult(cases, systems, outcomes, summary, meta)
 
 
@@ -609,7 +673,8 @@ def report(result: RunResult) -> dict[str, Any]:
             per_system[s.name] = {
                 "status": o.status,
                 "reason": o.reason or None,
-                "output": o.output or None,
+                "timed_once": o.timed_once,
+                "output": _clip(o.output) or None,
                 "ops_after": o.ops_after,
                 "equivalent": o.equivalent,
                 "counterexample": o.counterexample,
@@ -628,11 +693,20 @@ def report(result: RunResult) -> dict[str, Any]:
                 "ideal_ops": c.ideal_ops,
                 "ops_before": c.ops_before,
                 "expr": c.expr,
-                "input": to_text(c.tree),
+                "input": _clip(to_text(c.tree)),
                 "results": per_system,
             }
         )
     return {"meta": result.meta, **result.summary, "cases": rows}
+
+
+TEXT_LIMIT = 2000  # longer input and output texts are cut in the reports
+
+
+def _clip(text: str | None, limit: int = TEXT_LIMIT) -> str | None:
+    if text is None or len(text) <= limit:
+        return text
+    return f"{text[:limit]}... ({len(text)} characters)"
 
 
 def _p90_us(ns: list[int]) -> float | None:
@@ -672,15 +746,17 @@ def markdown(doc: Mapping[str, Any], plot_name: str | None = None) -> str:
         "measured in the same run, less so.",
         "",
         "| system | cases supported | median µs | p90 µs | build+simplify median µs | "
-        "`//` `%` before | after | reached ideal_ops | non-equivalent | unsupported | errors |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "`//` `%` before | after | reached ideal_ops | non-equivalent | unsupported | errors | "
+        "timeouts |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for name, s in systems.items():
         lines.append(
             f"| {name} | {s['supported']}/{s['cases']} | {_fmt(s['median_us'])} | "
             f"{_fmt(s['p90_us'])} | {_fmt(s['build_plus_simplify_median_us'])} | "
             f"{s['ops_before']} | {s['ops_after']} | {s['reached_ideal']}/{s['with_ideal_ops']} | "
-            f"{len(s['non_equivalent'])} | {len(s['unsupported'])} | {len(s['errors'])} |"
+            f"{len(s['non_equivalent'])} | {len(s['unsupported'])} | {len(s['errors'])} | "
+            f"{len(s['timeouts'])} |"
         )
     if comparisons:
         lines += [
@@ -711,8 +787,9 @@ def markdown(doc: Mapping[str, Any], plot_name: str | None = None) -> str:
             row = by_key[key]
             q, p = row["results"]["quorem"], row["results"][name]
             lines.append(
-                f"- `{key}` vs {name}: `{row['input']}` → quorem `{q['output']}` "
-                f"({q['ops_after']}), {name} `{p['output']}` ({p['ops_after']})"
+                f"- `{key}` vs {name}: `{_clip(row['input'], 300)}` → quorem "
+                f"`{_clip(q['output'], 300)}` ({q['ops_after']}), {name} "
+                f"`{_clip(p['output'], 300)}` ({p['ops_after']})"
             )
     if not any_loss:
         lines.append("None.")
@@ -723,8 +800,8 @@ def markdown(doc: Mapping[str, Any], plot_name: str | None = None) -> str:
             if res["status"] == "ok" and res["equivalent"] is False:
                 any_bad = True
                 lines.append(
-                    f"- {name}, `{row['corpus']}:{row['id']}`: `{row['input']}` → "
-                    f"`{res['output']}`; counterexample {res['counterexample']}"
+                    f"- {name}, `{row['corpus']}:{row['id']}`: `{_clip(row['input'], 300)}` → "
+                    f"`{_clip(res['output'], 300)}`; counterexample {res['counterexample']}"
                 )
     if not any_bad:
         lines.append(
@@ -735,11 +812,15 @@ def markdown(doc: Mapping[str, Any], plot_name: str | None = None) -> str:
     lines += ["", "## Unsupported cases and errors", ""]
     any_unsupported = False
     for name, s in systems.items():
-        for key, why in {**s["unsupported"], **s["errors"]}.items():
+        for key, why in {**s["unsupported"], **s["errors"], **s["timeouts"]}.items():
             any_unsupported = True
             lines.append(f"- {name}, `{key}`: {why}")
     if not any_unsupported:
-        lines.append("None: every system expressed every case exactly.")
+        lines.append("None: every system expressed and simplified every case.")
+    once = {n: s["timed_once"] for n, s in systems.items() if s["timed_once"]}
+    if once:
+        lines += ["", f"Timed once (the warm-up call took over {meta.get('slow_s')} s):"]
+        lines += [f"- {n}: {_case_list(keys)}" for n, keys in once.items()]
     stale = {n: s["stale_calls"] for n, s in systems.items() if s["stale_calls"]}
     if stale:
         lines += ["", f"Calls that left interned nodes alive (caches not defeated): {stale}."]

@@ -6,6 +6,7 @@ Peer parts are skipped when tinygrad or TVM is not installed.
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +20,7 @@ from benchmarks.peers.expr import (
     annotate_nonneg,
     compile_eval,
     count_divmod,
+    evaluate_points,
     from_term,
     from_text,
     lower_divisions,
@@ -75,9 +77,14 @@ def test_term_round_trip(text: str, bounds: dict, sem: str) -> None:
     # The printed tree parses back to the same term (trunc ops print as functions).
     assert quorem.parse(to_text(tree), bounds) is term
     f = compile_eval(tree)
-    for p in _points(bounds, list(bounds)):
+    points = _points(bounds, list(bounds))
+    wants = []
+    for p in points:
         want = _eval_or_none(lambda q: quorem.evaluate(term, q), p)
         assert _eval_or_none(f, p) == want, p
+        wants.append(want)
+    # All points at once (numpy's int64 path when numpy is installed) agrees.
+    assert evaluate_points(tree, points) == wants
 
 
 @pytest.mark.parametrize(("text", "bounds", "sem"), CASES)
@@ -183,6 +190,10 @@ class _Fake:
     def simplify(self, built: Node) -> Node:
         if self.mode == "wrong":
             return Node("add", (built, Node("const", value=1)))
+        if self.mode in ("hang", "slow"):
+            end = time.monotonic() + (30 if self.mode == "hang" else 0.05)
+            while time.monotonic() < end:  # Python code: the deadline can interrupt it
+                pass
         return built
 
     def release(self) -> None:
@@ -335,3 +346,44 @@ def test_tvm_translation_round_trip() -> None:
     pytest.importorskip("tvm")
     _peer_round_trip("tvm")
     _peer_simplifies("tvm")
+
+
+def test_vector_evaluation_matches_point_evaluation() -> None:
+    x, y = Node("var", value="x"), Node("var", value="y")
+
+    def c(v: int) -> Node:
+        return Node("const", value=v)
+
+    trees = [
+        # select takes the value of the branch its condition picks only
+        Node("select", (Node("lt", (x, c(0))), Node("floordiv", (y, x)), Node("neg", (x,)))),
+        Node("and", (Node("not", (Node("eq", (x, y)),)), Node("or", (x, Node("ge", (y, c(2))))))),
+        Node("cast", (Node("truncmod", (Node("mul", (x, y, c(-3))), Node("sub", (y, c(1))))),)),
+        Node("max", (Node("truncdiv", (x, y)), Node("min", (x, y, c(1))), Node("gt", (x, y)))),
+        Node("xor", (x, c(-1))),  # bitwise: the exact path
+        Node("mul", (x, c(2**70))),  # beyond int64: the exact path
+        Node("floormod", (c(7), Node("le", (x, y)))),  # undefined where x > y
+    ]
+    bounds = {"x": (-6, 6), "y": (-3, 5)}
+    points = _points(bounds, ["x", "y"])
+    assert len(points) >= 32
+    for tree in trees:
+        f = compile_eval(tree)
+        want = [_eval_or_none(f, p) for p in points]
+        assert evaluate_points(tree, points) == want, to_text(tree)
+
+
+def test_a_hanging_call_times_out_and_a_slow_one_is_timed_once() -> None:
+    cases = [prepare_case(r, "tiny") for r in RAW[:2]]
+    systems = [_Fake("hang", "hang"), _Fake("slow", "slow")]
+    start = time.monotonic()
+    outcomes = warm_up(cases, systems, timeout=0.3, slow=0.01)
+    assert time.monotonic() - start < 10
+    assert {o.status for o in outcomes["hang"].values()} == {"timeout"}
+    slow = outcomes["slow"]["tiny:a"]
+    assert slow.status == "ok" and slow.timed_once and len(slow.simplify_ns) == 1
+    measure(cases, systems, outcomes, repeats=2)
+    assert len(slow.simplify_ns) == 1  # not repeated in the rounds
+    summary = summarize(cases, outcomes)
+    assert list(summary["systems"]["hang"]["timeouts"]) == ["tiny:a", "tiny:b"]
+    assert summary["systems"]["slow"]["timed_once"] == ["tiny:a", "tiny:b"]

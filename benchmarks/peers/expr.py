@@ -26,8 +26,14 @@ Operators (``Node.op``) and their meaning on Python integers (comparisons give 0
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+import operator
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Final
+
+try:  # optional: evaluates large trees on many points fast (the bench extra has it)
+    import numpy as np
+except ImportError:  # pragma: no cover
+    np = None
 
 from quorem.engine.ops import Op, Semantics
 from quorem.engine.syntax import Binary, Call, Name, Num, Unary, parse_syntax
@@ -51,6 +57,7 @@ __all__ = [
     "compile_eval",
     "count_divmod",
     "division_ops",
+    "evaluate_points",
     "from_term",
     "from_text",
     "lower_divisions",
@@ -107,25 +114,27 @@ def from_term(term: Term) -> Node:
 
     A sum ``c1*t1 + ... + k`` is written with ``+`` and ``-`` (a negative coefficient is
     a subtraction, as one writes it), each ``c*t`` as a product with a constant.
+    Iterative: any depth.
     """
     memo: dict[int, Node] = {}
-
-    def walk(t: Term) -> Node:
-        found = memo.get(id(t))
-        if found is not None:
-            return found
-        node = _from_term_node(t, walk)
-        memo[id(t)] = node
-        return node
-
-    return walk(term)
+    stack: list[tuple[Term, bool]] = [(term, False)]
+    while stack:
+        t, done = stack.pop()
+        if id(t) in memo:
+            continue
+        if done or not t.args:
+            memo[id(t)] = _from_term_node(t, memo)
+            continue
+        stack.append((t, True))
+        stack.extend((a, False) for a in t.args if id(a) not in memo)
+    return memo[id(term)]
 
 
 def _scaled(atom: Node, c: int) -> Node:
     return atom if c == 1 else Node("mul", (atom, _const(c)))
 
 
-def _from_term_node(t: Term, walk: Callable[[Term], Node]) -> Node:
+def _from_term_node(t: Term, memo: Mapping[int, Node]) -> Node:
     op = t.op
     if op is Op.CONST:
         return _const(t.arg)
@@ -133,7 +142,7 @@ def _from_term_node(t: Term, walk: Callable[[Term], Node]) -> Node:
         return Node("var", value=t.arg[0])
     if op is Op.ADD:
         coefs, k = t.arg
-        pairs = [(walk(a), c) for a, c in zip(t.args, coefs, strict=True)]
+        pairs = [(memo[id(a)], c) for a, c in zip(t.args, coefs, strict=True)]
         plus = [_scaled(a, c) for a, c in pairs if c > 0]
         minus = [_scaled(a, -c) for a, c in pairs if c < 0]
         if k > 0:
@@ -146,7 +155,7 @@ def _from_term_node(t: Term, walk: Callable[[Term], Node]) -> Node:
         for m in minus:
             acc = Node("sub", (acc, m))
         return acc
-    args = tuple(walk(a) for a in t.args)
+    args = tuple(memo[id(a)] for a in t.args)
     name = _TERM_OPS[op]
     if name in DIVISIONS:
         a, b = t.args
@@ -193,38 +202,60 @@ def from_text(text: str, semantics: str = "floor") -> Node:
         ("floordiv", "floormod") if sem is Semantics.FLOOR else ("truncdiv", "truncmod")
     )
     names: dict[str, Node] = {}
+    built: dict[int, Node] = {}
+    root = parse_syntax(text)
+    stack: list[tuple[Any, bool]] = [(root, False)]
+    while stack:
+        n, done = stack.pop()
+        children = _syntax_children(n)
+        if done or not children:
+            args = tuple(built[id(c)] for c in children)
+            built[id(n)] = _from_syntax_node(n, args, names, div_op, mod_op)
+        else:
+            stack.append((n, True))
+            stack.extend((c, False) for c in reversed(children))
+    return built[id(root)]
 
-    def walk(n: Any) -> Node:
-        cls = n.__class__
-        if cls is Num:
-            return _const(n.value)
-        if cls is Name:
-            return names.setdefault(n.id, Node("var", value=n.id))
-        if cls is Unary:
-            inner = walk(n.operand)
-            if n.op == "+":
-                return inner
-            if n.op == "-":
-                return Node("neg", (inner,))
-            raise Unsupported(f"operator {n.op!r} is not an integer operator")
-        if cls is Binary:
-            left, right = walk(n.left), walk(n.right)
-            if n.op == "//":
-                return Node(div_op, (left, right))
-            if n.op == "%":
-                return Node(mod_op, (left, right))
-            if n.op in _SYNTAX_BINARY:
-                return Node(_SYNTAX_BINARY[n.op], (left, right))
-            raise Unsupported(f"operator {n.op!r} is not an integer operator")
-        assert cls is Call
-        args = tuple(walk(a) for a in n.args)
-        if n.func in ("max", "min") and len(args) >= 2:
-            return Node(n.func, args)
-        if n.func in DIVISIONS and len(args) == 2:
-            return Node(n.func, args)
-        raise Unsupported(f"function {n.func}() with {len(args)} arguments")
 
-    return walk(parse_syntax(text))
+def _syntax_children(n: Any) -> list[Any]:
+    cls = n.__class__
+    if cls is Unary:
+        return [n.operand]
+    if cls is Binary:
+        return [n.left, n.right]
+    if cls is Call:
+        return list(n.args)
+    return []
+
+
+def _from_syntax_node(
+    n: Any, args: tuple[Node, ...], names: dict[str, Node], div_op: str, mod_op: str
+) -> Node:
+    cls = n.__class__
+    if cls is Num:
+        return _const(n.value)
+    if cls is Name:
+        return names.setdefault(n.id, Node("var", value=n.id))
+    if cls is Unary:
+        if n.op == "+":
+            return args[0]
+        if n.op == "-":
+            return Node("neg", args)
+        raise Unsupported(f"operator {n.op!r} is not an integer operator")
+    if cls is Binary:
+        if n.op == "//":
+            return Node(div_op, args)
+        if n.op == "%":
+            return Node(mod_op, args)
+        if n.op in _SYNTAX_BINARY:
+            return Node(_SYNTAX_BINARY[n.op], args)
+        raise Unsupported(f"operator {n.op!r} is not an integer operator")
+    assert cls is Call
+    if n.func in ("max", "min") and len(args) >= 2:
+        return Node(n.func, args)
+    if n.func in DIVISIONS and len(args) == 2:
+        return Node(n.func, args)
+    raise Unsupported(f"function {n.func}() with {len(args)} arguments")
 
 
 def annotate_nonneg(node: Node, bounds: Mapping[str, tuple[int | None, int | None]]) -> None:
@@ -242,11 +273,65 @@ _CMP_OPS: Final = {"lt": Op.LT, "le": Op.LE, "eq": Op.EQ, "ne": Op.NE}
 
 
 def to_term(node: Node, bounds: Mapping[str, tuple[int | None, int | None]]) -> Term:
-    """The quorem term of a tree, each variable with its bounds (unbounded if absent)."""
+    """The quorem term of a tree, each variable with its bounds (unbounded if absent).
+
+    A chain of ``+``, ``-``, unary ``-`` and products by a constant is built as one sum
+    (like quorem's parser does), not one sum per ``+``: linear in the chain's length.
+    """
+    order = _postorder(node)
+    needed = {id(node)}  # nodes whose term is built; the rest are inside a larger sum
+    for n in order:
+        lin = _is_linear(n)
+        for a in n.args:
+            if not (lin and _is_linear(a)):
+                needed.add(id(a))
     memo: dict[int, Term] = {}
-    for n in _postorder(node):
-        memo[id(n)] = _to_term_node(n, [memo[id(a)] for a in n.args], bounds)
+    for n in order:
+        if id(n) not in needed:
+            continue
+        if _is_linear(n):
+            memo[id(n)] = _linear_term(n, memo)
+        else:
+            memo[id(n)] = _to_term_node(n, [memo[id(a)] for a in n.args], bounds)
     return memo[id(node)]
+
+
+def _scale_of(n: Node) -> tuple[Node, int] | None:
+    """``(x, c)`` for a product ``x*c`` or ``c*x`` by a constant ``c``."""
+    if n.op == "mul" and len(n.args) == 2:
+        a, b = n.args
+        if b.op == "const":
+            return a, int(b.value)
+        if a.op == "const":
+            return b, int(a.value)
+    return None
+
+
+def _is_linear(n: Node) -> bool:
+    return n.op in ("add", "sub", "neg") or _scale_of(n) is not None
+
+
+def _linear_term(root: Node, memo: Mapping[int, Term]) -> Term:
+    pairs: list[tuple[Term, int]] = []
+    constant = 0
+    stack = [(root, 1)]
+    while stack:
+        n, c = stack.pop()
+        scaled = _scale_of(n)
+        if n.op == "add":
+            stack.extend((a, c) for a in n.args)
+        elif n.op == "sub":
+            stack.append((n.args[0], c))
+            stack.extend((a, -c) for a in n.args[1:])
+        elif n.op == "neg":
+            stack.append((n.args[0], -c))
+        elif scaled is not None:
+            stack.append((scaled[0], c * scaled[1]))
+        elif n.op == "const":
+            constant += c * int(n.value)
+        else:
+            pairs.append((memo[id(n)], c))
+    return linear(pairs, constant)
 
 
 def _to_term_node(
@@ -402,40 +487,59 @@ _INFIX: Final = {
 }
 
 
+def _prec(n: Node) -> int:
+    if n.op == "const":
+        return 12 if int(n.value) >= 0 else 11
+    return _PREC.get(n.op, 12)
+
+
 def to_text(root: Node) -> str:
-    """Python-like text (``//``, ``%`` floor; ``truncdiv(a, b)`` for C division)."""
-    text: dict[int, tuple[str, int]] = {}  # node -> (text, precedence)
-    ops = {id(n): n.op for n in _postorder(root)}
-    for n in _postorder(root):
+    """Python-like text (``//``, ``%`` floor; ``truncdiv(a, b)`` for C division).
+
+    Written token by token with an explicit stack: linear in the output, any depth.
+    """
+    out: list[str] = []
+    stack: list[str | tuple[Node, bool]] = [(root, False)]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            out.append(item)
+            continue
+        n, parens = item
         op = n.op
         if op == "const":
-            v = n.value
-            text[id(n)] = (str(int(v)), 12 if int(v) >= 0 else 11)
+            out.append(f"({int(n.value)})" if parens else str(int(n.value)))
             continue
         if op == "var":
-            text[id(n)] = (str(n.value), 12)
+            out.append(str(n.value))
             continue
-        parts = [text[id(a)] for a in n.args]
+        todo: list[str | tuple[Node, bool]] = ["("] if parens else []
         prec = _PREC.get(op)
         if op in _INFIX and prec is not None:
-            out = []
-            for i, ((s, p), a) in enumerate(zip(parts, n.args, strict=True)):
-                # Left-associative: the right operand needs parentheses at equal precedence,
-                # except an associative + or * under the same operator.
-                same = op in ("add", "mul") and ops[id(a)] == op
-                tight = p < prec or (i > 0 and p == prec and not same)
-                out.append(f"({s})" if tight else s)
-            text[id(n)] = (_INFIX[op].join(out), prec)
+            for i, a in enumerate(n.args):
+                if i:
+                    todo.append(_INFIX[op])
+                # Left-associative: the right operand needs parentheses at equal
+                # precedence, except an associative + or * under the same operator.
+                p = _prec(a)
+                same = op in ("add", "mul") and a.op == op
+                todo.append((a, p < prec or (i > 0 and p == prec and not same)))
         elif op in ("neg", "not"):
-            s, p = parts[0]
-            inner = f"({s})" if p < (prec or 0) or (op == "neg" and p == 11) else s
-            text[id(n)] = (("-" if op == "neg" else "not ") + inner, prec or 11)
-        elif op == "select":
-            (c, _), (a, _), (b, _) = parts
-            text[id(n)] = (f"select({c}, {a}, {b})", 12)
-        else:  # truncdiv, truncmod, max, min, cast
-            text[id(n)] = (f"{op}({', '.join(s for s, _ in parts)})", 12)
-    return text[id(root)][0]
+            a = n.args[0]
+            p = _prec(a)
+            todo.append("-" if op == "neg" else "not ")
+            todo.append((a, p < (prec or 0) or (op == "neg" and p == 11)))
+        else:  # truncdiv, truncmod, max, min, cast, select
+            todo.append(f"{op}(")
+            for i, a in enumerate(n.args):
+                if i:
+                    todo.append(", ")
+                todo.append((a, False))
+            todo.append(")")
+        if parens:
+            todo.append(")")
+        stack.extend(reversed(todo))
+    return "".join(out)
 
 
 def _truncdiv(a: int, b: int) -> int:
@@ -447,89 +551,261 @@ def _truncmod(a: int, b: int) -> int:
     return a - b * _truncdiv(a, b)
 
 
-def _nary(f: Callable[[int, int], int]) -> Callable[[list[int]], int]:
-    def run(xs: list[int]) -> int:
-        acc = xs[0]
-        for x in xs[1:]:
-            acc = f(acc, x)
-        return acc
-
-    return run
-
-
-_BINARY: Final[dict[str, Callable[[int, int], int]]] = {
-    "sub": lambda a, b: a - b,
-    "floordiv": lambda a, b: a // b,
-    "floormod": lambda a, b: a % b,
-    "truncdiv": _truncdiv,
-    "truncmod": _truncmod,
-    "lt": lambda a, b: int(a < b),
-    "le": lambda a, b: int(a <= b),
-    "gt": lambda a, b: int(a > b),
-    "ge": lambda a, b: int(a >= b),
-    "eq": lambda a, b: int(a == b),
-    "ne": lambda a, b: int(a != b),
-    "and": lambda a, b: int(bool(a) and bool(b)),
-    "or": lambda a, b: int(bool(a) or bool(b)),
-    "xor": lambda a, b: a ^ b,
-    "bitand": lambda a, b: a & b,
-    "bitor": lambda a, b: a | b,
-    "shl": lambda a, b: a << b,
-    "shr": lambda a, b: a >> b,
-}
-_NARY: Final[dict[str, Callable[[list[int]], int]]] = {
-    "add": sum,
-    "mul": _nary(lambda a, b: a * b),
+_BINARY: Final[dict[str, Callable[[Any, Any], Any]]] = {
+    "add": operator.add,
+    "sub": operator.sub,
+    "mul": operator.mul,
     "max": max,
     "min": min,
+    "floordiv": operator.floordiv,
+    "floormod": operator.mod,
+    "truncdiv": _truncdiv,
+    "truncmod": _truncmod,
+    "lt": operator.lt,
+    "le": operator.le,
+    "gt": operator.gt,
+    "ge": operator.ge,
+    "eq": operator.eq,
+    "ne": operator.ne,
+    "and": lambda a, b: bool(a) and bool(b),
+    "or": lambda a, b: bool(a) or bool(b),
+    "xor": operator.xor,
+    "bitand": operator.and_,
+    "bitor": operator.or_,
+    "shl": operator.lshift,
+    "shr": operator.rshift,
 }
+_NARY: Final = frozenset({"add", "mul", "max", "min"})
+_UNARY: Final[dict[str, Callable[[Any], Any]]] = {
+    "neg": operator.neg,
+    "not": operator.not_,
+    "cast": int,
+}
+_UNDEFINED: Final = (ZeroDivisionError, ValueError)  # x // 0, x % 0, x << -1
+
+Vector = list[Any]  # one value per point; None where the expression is undefined
+
+
+def evaluate_points(root: Node, points: Sequence[Mapping[str, int]]) -> list[int | None]:
+    """The tree's value at each point (None where it divides by zero).
+
+    Evaluated node by node over all points at once (a node's vector is freed once its
+    last parent is computed), so any depth and size costs nodes x points C-level steps.
+    ``select`` takes each point's value from the branch its condition picks only.
+
+    Raises:
+        Unsupported: an operator the evaluator does not know.
+        KeyError: a variable that a point lacks.
+
+    """
+    order = _postorder(root)
+    if np is not None and len(points) >= 32:
+        fast = _evaluate_numpy(order, points)
+        if fast is not None:
+            return fast
+    uses = _uses(order)
+    vectors: dict[int, Vector] = {}
+    for n in order:
+        args = [vectors[id(a)] for a in n.args]
+        vectors[id(n)] = _evaluate_node(n, args, points)
+        for a in n.args:
+            uses[id(a)] -= 1
+            if uses[id(a)] == 0:
+                del vectors[id(a)]
+    return [None if v is None else int(v) for v in vectors[id(root)]]
+
+
+def _uses(order: list[Node]) -> dict[int, int]:
+    uses: dict[int, int] = {}
+    for n in order:
+        for a in n.args:
+            uses[id(a)] = uses.get(id(a), 0) + 1
+    return uses
+
+
+# The numpy path computes in int64; it is taken only where interval bounds of every node
+# (over the points' actual variable values) stay within +-2**62, else the exact Python
+# path runs. Values at undefined points (division by zero) are computed with divisor 1
+# and masked.
+_NP_LIMIT: Final = 1 << 62
+_NP_COMPARE: Final = {
+    "lt": "less",
+    "le": "less_equal",
+    "gt": "greater",
+    "ge": "greater_equal",
+    "eq": "equal",
+    "ne": "not_equal",
+}
+
+NpValue = tuple[Any, Any, int, int]  # values, undefined mask or None, lower, upper bound
+
+
+def _evaluate_numpy(order: list[Node], points: Sequence[Mapping[str, int]]) -> list[Any] | None:
+    uses = _uses(order)
+    values: dict[int, NpValue] = {}
+    for n in order:
+        r = _numpy_node(n, [values[id(a)] for a in n.args], points)
+        if r is None or r[2] < -_NP_LIMIT or r[3] > _NP_LIMIT:
+            return None
+        values[id(n)] = r
+        for a in n.args:
+            uses[id(a)] -= 1
+            if uses[id(a)] == 0:
+                del values[id(a)]
+    v, undefined, _, _ = values[id(order[-1])]
+    out: list[Any] = v.tolist()
+    if undefined is not None:
+        for i in np.flatnonzero(undefined).tolist():
+            out[i] = None
+    return out
+
+
+def _mask(*masks: Any) -> Any:
+    found = [m for m in masks if m is not None]
+    if not found:
+        return None
+    out = found[0]
+    for m in found[1:]:
+        out = out | m
+    return out
+
+
+def _numpy_node(
+    n: Node, args: list[NpValue], points: Sequence[Mapping[str, int]]
+) -> NpValue | None:
+    op = n.op
+    if op == "const":
+        v = int(n.value)
+        return np.full(len(points), v if abs(v) <= _NP_LIMIT else 0, dtype=np.int64), None, v, v
+    if op == "var":
+        raw = [p[n.value] for p in points]
+        lo, hi = min(raw), max(raw)
+        if lo < -_NP_LIMIT or hi > _NP_LIMIT:
+            return None
+        return np.array(raw, dtype=np.int64), None, lo, hi
+    if op in ("neg", "cast", "not"):
+        a, ua, lo, hi = args[0]
+        if op == "neg":
+            return -a, ua, -hi, -lo
+        if op == "cast":
+            return a, ua, lo, hi
+        return (a == 0).astype(np.int64), ua, 0, 1
+    if op == "select":
+        (c, uc, _, _), (a, ua, alo, ahi), (b, ub, blo, bhi) = args
+        pick = c != 0
+        undefined = None
+        if ua is not None or ub is not None:
+            za = ua if ua is not None else np.zeros(len(points), dtype=bool)
+            zb = ub if ub is not None else np.zeros(len(points), dtype=bool)
+            undefined = np.where(pick, za, zb)
+        return np.where(pick, a, b), _mask(uc, undefined), min(alo, blo), max(ahi, bhi)
+    if op in ("add", "mul", "max", "min") and len(args) >= 2:
+        acc = args[0]
+        for b in args[1:]:
+            acc = _numpy_binary(op, acc, b)
+        return acc
+    if len(args) == 2 and (op in _NP_COMPARE or op in DIVISIONS or op in ("sub", "and", "or")):
+        return _numpy_binary(op, args[0], args[1])
+    return None  # bitwise operators and anything else: the exact path
+
+
+def _numpy_binary(op: str, x: NpValue, y: NpValue) -> NpValue:
+    a, ua, alo, ahi = x
+    b, ub, blo, bhi = y
+    undefined = _mask(ua, ub)
+    if op == "add":
+        return a + b, undefined, alo + blo, ahi + bhi
+    if op == "sub":
+        return a - b, undefined, alo - bhi, ahi - blo
+    if op == "mul":
+        corners = (alo * blo, alo * bhi, ahi * blo, ahi * bhi)
+        return a * b, undefined, min(corners), max(corners)
+    if op == "max":
+        return np.maximum(a, b), undefined, max(alo, blo), max(ahi, bhi)
+    if op == "min":
+        return np.minimum(a, b), undefined, min(alo, blo), min(ahi, bhi)
+    if op in _NP_COMPARE:
+        return getattr(np, _NP_COMPARE[op])(a, b).astype(np.int64), undefined, 0, 1
+    if op in ("and", "or"):
+        f = np.logical_and if op == "and" else np.logical_or
+        return f(a != 0, b != 0).astype(np.int64), undefined, 0, 1
+    zero = b == 0
+    undefined = _mask(undefined, zero if zero.any() else None)
+    safe = np.where(zero, 1, b)
+    m_a = max(abs(alo), abs(ahi))
+    m_b = max(abs(blo), abs(bhi))
+    if op == "floordiv":
+        return np.floor_divide(a, safe), undefined, -m_a, m_a
+    if op == "floormod":
+        return np.mod(a, safe), undefined, -m_b, m_b
+    q = np.abs(a) // np.abs(safe)
+    q = np.where((a < 0) != (safe < 0), -q, q)
+    if op == "truncdiv":
+        return q, undefined, -m_a, m_a
+    return a - safe * q, undefined, -m_b, m_b
+
+
+def _evaluate_node(n: Node, args: list[Vector], points: Sequence[Mapping[str, int]]) -> Vector:
+    op = n.op
+    if op == "const":
+        return [int(n.value)] * len(points)
+    if op == "var":
+        name = n.value
+        return [p[name] for p in points]
+    if op == "select":
+        c, a, b = args
+        return [None if k is None else (x if k else y) for k, x, y in zip(c, a, b, strict=True)]
+    if op in _UNARY and len(args) == 1:
+        f1 = _UNARY[op]
+        (a,) = args
+        if None not in a:
+            return list(map(f1, a))
+        return [None if x is None else f1(x) for x in a]
+    f2 = _BINARY.get(op)
+    if f2 is None or not (len(args) == 2 or (op in _NARY and len(args) > 2)):
+        raise Unsupported(f"cannot evaluate operator {op!r} with {len(args)} operands")
+    acc = args[0]
+    for b in args[1:]:
+        acc = _binary_vector(f2, acc, b)
+    return acc
+
+
+def _binary_vector(f: Callable[[Any, Any], Any], a: Vector, b: Vector) -> Vector:
+    if None not in a and None not in b:
+        try:
+            return list(map(f, a, b))
+        except _UNDEFINED:
+            pass  # some point is undefined: value by value below
+    out: Vector = []
+    for x, y in zip(a, b, strict=True):
+        if x is None or y is None:
+            out.append(None)
+            continue
+        try:
+            out.append(f(x, y))
+        except _UNDEFINED:
+            out.append(None)
+    return out
+
 
 Evaluator = Callable[[Mapping[str, int]], int]
 
 
 def compile_eval(root: Node) -> Evaluator:
-    """A function computing the tree's value at a point (a mapping of variable values).
+    """A function computing the tree's value at one point.
 
-    Raises ZeroDivisionError where a division by zero occurs, KeyError for a variable the
-    point lacks, and :class:`Unsupported` (when compiling) for an unknown operator.
+    It raises ZeroDivisionError where the tree divides by zero, KeyError for a variable
+    the point lacks; compiling raises :class:`Unsupported` for an unknown operator.
     """
-    fns: dict[int, Evaluator] = {}
+    known = {"const", "var", "select"} | set(_UNARY) | set(_BINARY)
     for n in _postorder(root):
-        fns[id(n)] = _compile_node(n, [fns[id(a)] for a in n.args])
-    return fns[id(root)]
+        if n.op not in known:
+            raise Unsupported(f"cannot evaluate operator {n.op!r}")
 
+    def run(env: Mapping[str, int]) -> int:
+        value = evaluate_points(root, [env])[0]
+        if value is None:
+            raise ZeroDivisionError("the expression divides by zero at this point")
+        return value
 
-def _compile_node(n: Node, fs: list[Evaluator]) -> Evaluator:
-    op = n.op
-    if op == "const":
-        v = int(n.value)
-        return lambda env: v
-    if op == "var":
-        name = n.value
-        return lambda env: env[name]
-    if op == "cast":
-        (f,) = fs
-        return lambda env: int(f(env))
-    if op == "neg":
-        (f,) = fs
-        return lambda env: -f(env)
-    if op == "not":
-        (f,) = fs
-        return lambda env: int(not f(env))
-    if op == "select":
-        c, a, b = fs
-        return lambda env: a(env) if c(env) else b(env)
-    if op in _BINARY and len(fs) == 2:
-        g = _BINARY[op]
-        fa, fb = fs
-        return lambda env: g(fa(env), fb(env))
-    if op in _NARY:
-        h = _NARY[op]
-        if len(fs) == 2 and op == "add":
-            fa, fb = fs
-            return lambda env: fa(env) + fb(env)
-        if len(fs) == 2 and op == "mul":
-            fa, fb = fs
-            return lambda env: fa(env) * fb(env)
-        return lambda env: h([f(env) for f in fs])
-    raise Unsupported(f"cannot evaluate operator {op!r} with {len(fs)} operands")
+    return run
