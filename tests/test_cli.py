@@ -173,7 +173,7 @@ def test_explain_prints_trunc_terms(capsys: pytest.CaptureFixture[str]) -> None:
         "--explain",
     )
     assert status == 0
-    assert "div-split-multiple-nonneg: (x*8 + y)//8 -> x + y//8" in out
+    assert "div-split-multiples-nonneg: (x*8 + y)//8 -> x + y//8" in out
     assert "truncdiv" not in out
 
 
