@@ -15,7 +15,7 @@ import threading
 from pathlib import Path
 
 from benchmarks.peers import DEFAULT_SYSTEMS, PEER_NAMES
-from benchmarks.runner import ROOT, SEED_CORPUS, run, write_results
+from benchmarks.runner import ROOT, SEED_CORPUS, render, run, write_results
 
 
 def default_corpora() -> list[Path]:
@@ -58,7 +58,17 @@ def main(argv: list[str] | None = None) -> int:
         help="a call slower than this many seconds in the warm-up is timed once (default 2)",
     )
     parser.add_argument("--quiet", action="store_true")
+    parser.add_argument(
+        "--render",
+        type=Path,
+        metavar="JSON",
+        help="only write the markdown and plot of an earlier run's JSON again",
+    )
     args = parser.parse_args(argv)
+    if args.render:
+        for path in render(args.render):
+            print(f"wrote {path}", file=sys.stderr)
+        return 0
     if args.repeats < 1:
         parser.error("--repeats must be at least 1")
     corpora = args.corpus or default_corpora()

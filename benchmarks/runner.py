@@ -69,6 +69,7 @@ __all__ = [
     "check_equivalent",
     "load_cases",
     "prepare_case",
+    "render",
     "report",
     "run",
     "summarize",
@@ -692,7 +693,7 @@ def report(result: RunResult) -> dict[str, Any]:
                 "semantics": c.semantics,
                 "ideal_ops": c.ideal_ops,
                 "ops_before": c.ops_before,
-                "expr": c.expr,
+                "expr": _clip(c.expr),
                 "input": _clip(to_text(c.tree)),
                 "results": per_system,
             }
@@ -853,7 +854,40 @@ def _families(doc: Mapping[str, Any]) -> list[str]:
             cells.append(str(sum(x["ops_after"] or 0 for x in ok)))
         before = sum(r["ops_before"] for r in sel)
         out.append(f"| {fam} | {len(sel)} | " + " | ".join(cells) + f" | {before} |")
+    peers = [n for n in names if n != "quorem"]
+    if "quorem" not in names or not peers:
+        return out
+    out += [
+        "",
+        "Per family, quorem against each peer (cases both simplified to equivalent outputs): "
+        "median of the per-case time ratios peer / quorem, and cases where quorem has "
+        "fewer / the same / more `//` `%`:",
+        "",
+        "| family | "
+        + " | ".join(f"{p} / quorem time | fewer / same / more" for p in peers)
+        + " |",
+        "|---|" + "---:|---:|" * len(peers),
+    ]
+    for fam in families:
+        cells = []
+        for peer in peers:
+            ratios, counts = [], [0, 0, 0]
+            for r in rows:
+                q, o = r["results"]["quorem"], r["results"][peer]
+                if r["family"] != fam or not _comparable(q) or not _comparable(o):
+                    continue
+                if q["median_us"] and o["median_us"]:
+                    ratios.append(o["median_us"] / q["median_us"])
+                qo, po = q["ops_after"], o["ops_after"]
+                counts[(qo > po) - (qo < po) + 1] += 1
+            cells.append(_fmt(statistics.median(ratios), 2) if ratios else "—")
+            cells.append(" / ".join(map(str, counts)))
+        out.append(f"| {fam} | " + " | ".join(cells) + " |")
     return out
+
+
+def _comparable(result: Mapping[str, Any]) -> bool:
+    return bool(result["status"] == "ok" and result["equivalent"] is not False)
 
 
 def plot(doc: Mapping[str, Any], path: Path) -> bool:
@@ -894,14 +928,31 @@ def plot(doc: Mapping[str, Any], path: Path) -> bool:
     axes[0].set_ylabel("median time per expression (µs)")
     axes[0].legend()
     meta = doc["meta"]
-    fig.suptitle(
-        f"{', '.join(Path(c['path']).name for c in meta['corpora'])}: "
-        f"{meta['repeats']} rounds, {meta['date']}"
-    )
+    names = [Path(c["path"]).name for c in meta["corpora"]]
+    what = ", ".join(names) if len(names) <= 2 else f"{len(names)} corpora"
+    fig.suptitle(f"{what}, {len(doc['cases'])} cases: {meta['repeats']} rounds, {meta['date']}")
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
     return True
+
+
+def dump(doc: Mapping[str, Any]) -> str:
+    """The results JSON: indented, except one line per case (compact and diffable)."""
+    head = {k: v for k, v in doc.items() if k != "cases"}
+    text = json.dumps(head, indent=1, default=str)
+    cases = ",\n  ".join(json.dumps(c, default=str, separators=(",", ":")) for c in doc["cases"])
+    return f'{text[:-2]},\n "cases": [\n  {cases}\n ]\n}}\n'
+
+
+def render(json_path: Path) -> list[Path]:
+    """Write the markdown page and the plot of a results JSON again, beside it."""
+    doc = json.loads(json_path.read_text())
+    png = json_path.with_suffix(".png")
+    has_plot = plot(doc, png)
+    md = json_path.with_suffix(".md")
+    md.write_text(markdown(doc, png.name if has_plot else None))
+    return [md, png] if has_plot else [md]
 
 
 def write_results(result: RunResult, out: Path, name: str) -> list[Path]:
@@ -914,7 +965,7 @@ def write_results(result: RunResult, out: Path, name: str) -> list[Path]:
     if has_plot:
         written.append(png)
     js = out / f"{name}.json"
-    js.write_text(json.dumps(doc, indent=1, default=str) + "\n")
+    js.write_text(dump(doc))
     md = out / f"{name}.md"
     md.write_text(markdown(doc, png.name if has_plot else None))
     return [js, md, *written]

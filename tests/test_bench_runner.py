@@ -36,6 +36,7 @@ from benchmarks.runner import (
     markdown,
     measure,
     prepare_case,
+    render,
     report,
     run,
     summarize,
@@ -271,9 +272,14 @@ def test_report_markdown_and_files(tmp_path: Path) -> None:
     assert doc["cases"][1]["results"]["bad"]["counterexample"]["got"] is not None
     md = markdown(doc)
     assert "| quorem | 3/3 |" in md and "Per family" in md and "`tiny:b`" in md
+    assert "| fold | " in md and "Per family, quorem against each peer" in md
     written = write_results(result, tmp_path, "tiny")
     assert {p.suffix for p in written} >= {".json", ".md"}
     assert json.loads((tmp_path / "tiny.json").read_text())["systems"]["quorem"]["supported"] == 3
+    first = (tmp_path / "tiny.md").read_text()
+    (tmp_path / "tiny.md").unlink()
+    render(tmp_path / "tiny.json")  # the page again, from the JSON alone
+    assert (tmp_path / "tiny.md").read_text() == first
 
 
 def test_plot_is_written_with_matplotlib(tmp_path: Path) -> None:
