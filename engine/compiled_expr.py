@@ -23,7 +23,7 @@ from quorem.engine.arith import truncdiv, truncmod
 from quorem.engine.errors import TermError
 from quorem.engine.interpret import NEG_INF, POS_INF, Undetermined
 from quorem.engine.ops import COMMUTATIVE, DIV_OF, MOD_OF, Op, Semantics
-from quorem.engine.overflow import fits_int64
+from quorem.engine.overflow import FitsCheck, compile_fits
 from quorem.engine.rule import (
     Binary,
     Call,
@@ -84,10 +84,9 @@ class Unsupported(Exception):  # noqa: N818  (control flow: fall back to the ref
     """The rule uses a construct this compiler does not handle."""
 
 
-# The templates of fits_int64(...) guards, by index: generated code refers to them, since
-# an Expr has no source form to embed.
-_FITS_EXPRS: list[Expr] = []
-_FITS_INDEX: dict[Expr, int] = {}
+# fits_int64 checks of the compiled rules, each compiled once, called by index.
+_FITS_CHECKS: list[FitsCheck] = []
+_FITS_INDEX: dict[tuple[Expr, Semantics | None], int] = {}
 
 # --------------------------------------------------------------------- runtime helpers
 # Called by generated code; each mirrors one operation of quorem.engine.interpret exactly.
@@ -286,8 +285,7 @@ RUNTIME: Final[dict[str, Any]] = {
     "maximum": maximum,
     "minimum": minimum,
     "_gcd": math.gcd,
-    "_fits_int64": fits_int64,
-    "_FITS_EXPRS": _FITS_EXPRS,
+    "_FITS_CHECKS": _FITS_CHECKS,
     "_DIV_EXT": ref._DIV,
     "_add_ext": ref._add,
     "_neg_ext": ref._neg,
@@ -928,11 +926,10 @@ class ExprCompiler:
             else:
                 code = b.code
             items.append(f"{name!r}: {code}")
-        index = _FITS_INDEX.setdefault(arg, len(_FITS_EXPRS))
-        if index == len(_FITS_EXPRS):
-            _FITS_EXPRS.append(arg)
-        sem = {None: "None", Semantics.FLOOR: "_FLOOR", Semantics.TRUNC: "_TRUNC"}[self.sem]
-        return _C(f"_fits_int64(_FITS_EXPRS[{index}], {{{', '.join(items)}}}, {sem})", BOOL)
+        index = _FITS_INDEX.setdefault((arg, self.sem), len(_FITS_CHECKS))
+        if index == len(_FITS_CHECKS):
+            _FITS_CHECKS.append(compile_fits(arg, self.sem))
+        return _C(f"_FITS_CHECKS[{index}]({{{', '.join(items)}}})", BOOL)
 
     def per_element(self, body: Expr, ctx: Ctx) -> tuple[_C, str]:
         """Compile ``body`` for one element of its sequence: the code and its ``for`` clause."""

@@ -33,7 +33,7 @@ from quorem.engine.ops import DIVISION_FUNCTIONS, Op, Semantics
 from quorem.engine.rule import Binary, Call, Expr, Lit, Name, Unary, sequence_names
 from quorem.engine.term import Term
 
-__all__ = ["INT64_MAX", "INT64_MIN", "fits_int64", "term_fits_int64"]
+__all__ = ["INT64_MAX", "INT64_MIN", "FitsCheck", "compile_fits", "fits_int64", "term_fits_int64"]
 
 INT64_MIN: Final = -(2**63)
 INT64_MAX: Final = 2**63 - 1
@@ -180,7 +180,29 @@ def _compile(e: Expr, sem: Semantics) -> _Node:
     return _call_node(e, sem)
 
 
-_COMPILED: dict[tuple[Expr, Semantics], _Node] = {}
+FitsCheck = Callable[[Mapping[str, Binding]], bool]
+_COMPILED: dict[tuple[Expr, Semantics], FitsCheck] = {}
+
+
+def compile_fits(e: Expr, semantics: Semantics | None) -> FitsCheck:
+    """``fits_int64(e)`` for one template, compiled once: call it with the bindings.
+
+    The returned function answers as :func:`fits_int64` does, and never raises.
+    """
+    sem = semantics or Semantics.FLOOR
+    check = _COMPILED.get((e, sem))
+    if check is None:
+        node = _compile(e, sem)
+
+        def check(env: Mapping[str, Binding]) -> bool:
+            try:
+                node(env, None)
+            except (_TooWide, ZeroDivisionError):
+                return False
+            return True
+
+        _COMPILED[(e, sem)] = check
+    return check
 
 
 def fits_int64(e: Expr, env: Mapping[str, Binding], semantics: Semantics | None) -> bool:
@@ -192,15 +214,7 @@ def fits_int64(e: Expr, env: Mapping[str, Binding], semantics: Semantics | None)
     ``sum``, the result) is in ``[-2**63, 2**63 - 1]``. False means that could not be
     shown; it never raises.
     """
-    sem = semantics or Semantics.FLOOR
-    node = _COMPILED.get((e, sem))
-    if node is None:
-        node = _COMPILED[(e, sem)] = _compile(e, sem)
-    try:
-        node(env, None)
-    except (_TooWide, ZeroDivisionError):
-        return False
-    return True
+    return compile_fits(e, semantics)(env)
 
 
 def _own_fits(t: Term) -> bool:

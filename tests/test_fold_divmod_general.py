@@ -7,6 +7,8 @@ import quorem
 from quorem.engine.ruleset import RuleSet
 from support import assert_equivalent
 
+ANY = (-1000, 1000)
+
 
 def only(*names: str) -> RuleSet:
     """The shipped rules named, in shipped order (the rest of the catalog left out)."""
@@ -65,3 +67,35 @@ def test_congruence_keeps_a_numerator_of_both_signs_under_truncation() -> None:
     got = quorem.simplify(term)
     assert quorem.count_divmod(got) == 1
     assert_equivalent(term, got, bounds)
+
+
+@pytest.mark.parametrize(
+    ("text", "bounds", "semantics", "expected"),
+    [
+        ("(x*8 + y*3 + 9)%8", {"x": (0, 9), "y": (0, 20)}, "trunc", "(y*3 + 1)%8"),
+        ("(x*16 + y*3 + 9)//8", {"x": (0, 9), "y": (0, 2)}, "trunc", "x*2 + 1"),
+        ("(x*16 + y*3 + 9)//8", {"x": ANY, "y": (0, 2)}, "floor", "x*2 + 1"),
+    ],
+)
+def test_long_sum_rules_take_every_multiple_at_once(
+    text: str, bounds: dict[str, tuple[int, int]], semantics: str, expected: str
+) -> None:
+    """The batch rules move all multiples of d in one application (one step, not one per addend)."""
+    term = quorem.parse(text, bounds, semantics)
+    result = quorem.explain(term)
+    assert result.term is quorem.parse(expected, bounds, semantics)
+    assert result.trace[0].rule in {
+        "mod-reduce-coefficients-nonneg",
+        "div-split-multiples-nonneg",
+        "div-split-multiples",
+    }
+    assert_equivalent(term, result.term, bounds)
+
+
+def test_a_long_sum_splits_in_one_step() -> None:
+    """200 multiples of 8 leave the division in one rule application."""
+    bounds = {f"x{i}": (0, 3) for i in range(200)} | {"y": (0, 7)}
+    text = " + ".join(f"x{i}*8" for i in range(200)) + " + y"
+    result = quorem.explain(quorem.parse(f"({text})//8", bounds))
+    assert result.counts["div-split-multiples"] == 1
+    assert quorem.count_divmod(result.term) == 0

@@ -35,6 +35,7 @@ try:  # optional: evaluates large trees on many points fast (the bench extra has
 except ImportError:  # pragma: no cover
     np = None
 
+from quorem.engine.arith import truncdiv, truncmod
 from quorem.engine.ops import Op, Semantics
 from quorem.engine.syntax import Binary, Call, Name, Num, Unary, parse_syntax
 from quorem.engine.term import (
@@ -542,15 +543,6 @@ def to_text(root: Node) -> str:
     return "".join(out)
 
 
-def _truncdiv(a: int, b: int) -> int:
-    q = abs(a) // abs(b)
-    return q if (a >= 0) == (b >= 0) else -q
-
-
-def _truncmod(a: int, b: int) -> int:
-    return a - b * _truncdiv(a, b)
-
-
 _BINARY: Final[dict[str, Callable[[Any, Any], Any]]] = {
     "add": operator.add,
     "sub": operator.sub,
@@ -559,8 +551,8 @@ _BINARY: Final[dict[str, Callable[[Any, Any], Any]]] = {
     "min": min,
     "floordiv": operator.floordiv,
     "floormod": operator.mod,
-    "truncdiv": _truncdiv,
-    "truncmod": _truncmod,
+    "truncdiv": truncdiv,
+    "truncmod": truncmod,
     "lt": operator.lt,
     "le": operator.le,
     "gt": operator.gt,
