@@ -276,3 +276,58 @@ def test_proportional_quotient_lemma_holds(a: int, b: int, m: int, n: int) -> No
     assert a1 * b2 == a2 * b1
     assert a1 // b1 == a2 // b2
     assert int(a1 / b1) == int(a2 / b2)
+
+
+def test_explorer_runs_every_feasible_path_once() -> None:
+    """Branches are explored depth-first: each feasible path once, infeasible ones never."""
+    from quorem.verify.intervals import _Explorer, _Sym
+
+    a, b = z3.Int("a"), z3.Int("b")
+    ex = _Explorer([a >= 0, b >= 0])
+    seen = []
+    while True:
+        ex.start()
+        x, y = _Sym(a, ex), _Sym(b, ex)
+        # x < 0 is infeasible; the other branches give three paths.
+        seen.append(("neg",) if x < 0 else ("big",) if x > 5 else ("small", bool(y > x)))
+        if not ex.next_run():
+            break
+    assert sorted(seen, key=str) == sorted([("big",), ("small", True), ("small", False)], key=str)
+
+
+def test_vacuity_reuses_a_witness_but_never_for_unsatisfiable_premises(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from quorem.verify import prove as prove_module
+
+    monkeypatch.setattr(prove_module, "_WITNESSES", type(prove_module._WITNESSES)(maxlen=4))
+    x = z3.Int("x")
+    assert prove_module._satisfiable([x > 3, x < 10], [x], 5.0) == z3.sat
+    assert len(prove_module._WITNESSES) == 1
+
+    def no_solver(timeout: float) -> Any:
+        raise AssertionError("a recent model satisfies these premises: no Z3 search needed")
+
+    with monkeypatch.context() as m:
+        m.setattr(prove_module, "_solver", no_solver)
+        assert prove_module._satisfiable([x > 3, x < 10, x != 100], [x], 5.0) == z3.sat
+    assert prove_module._satisfiable([x > 3, x < 3], [x], 5.0) == z3.unsat
+
+
+def test_jobs_in_a_pool_report_in_order_like_one_process() -> None:
+    """Two workers, longest jobs first, give the results one process gives, in order."""
+    from quorem.verify.jobs import Job, load_rules, run_jobs
+
+    rules = [r for r in load_rules([]) if r.name in ("max-of-same", "mod-of-small-range")]
+    obs = [ob for r in rules for ob in obligations_of(r, 2)]
+    jobs = [Job.of([ob], 10.0) for ob in obs] + [Job(("interval",), "max")]
+
+    def run(workers: int) -> list[tuple[str, str, str]]:
+        got: dict[int, list[dict[str, Any]]] = {}
+        run_jobs(jobs, rules, [], workers, got.setdefault)
+        assert list(got) == list(range(len(jobs)))
+        return [(r["name"], r["obligation"], r["status"]) for i in got for r in got[i]]
+
+    serial = run(1)
+    assert serial == run(2)
+    assert [s for *_, s in serial] == ["proven", "proven-int64"] * (len(obs) // 2) + ["proven"]

@@ -14,31 +14,29 @@ import sys
 import time
 import xml.etree.ElementTree as ET
 from collections.abc import Sequence
-from concurrent.futures import Future, ProcessPoolExecutor
 from pathlib import Path
 from typing import Any, Final
 
 from quorem.engine import interval
 from quorem.engine.errors import QuoremError
-from quorem.engine.ops import Semantics
 from quorem.engine.rule import Rule
-from quorem.engine.rulefile import load_rule_files
-from quorem.rules import rule_files
 from quorem.verify import intervals
-from quorem.verify.cache import ProofCache
-from quorem.verify.intervals import IntervalProof, prove_interval_analysis
+from quorem.verify.cache import ProofCache, cache_key
+from quorem.verify.intervals import interval_obligations
+from quorem.verify.jobs import Job, load_rules, run_jobs
 from quorem.verify.prove import (
     DEFAULT_ARITY,
     DEFAULT_TIMEOUT,
     OBLIGATIONS,
     PROVEN_STATUSES,
     Obligation,
-    ProofResult,
     obligations_of,
-    prove,
-    result_json,
 )
-from quorem.verify.termination import termination_results
+from quorem.verify.termination import (
+    termination_cache_key,
+    termination_digest,
+    termination_obligations,
+)
 
 __all__ = ["main", "verify_rules"]
 
@@ -73,24 +71,8 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
-def _prove_job(args: tuple[list[str], str, str | None, int, str, float]) -> dict[str, Any]:
-    """Worker: reload the rule (rules are not sent between processes) and prove."""
-    files, name, sem, arity, kind, timeout = args
-    rule = next(r for r in _load(files) if r.name == name)
-    ob = Obligation(rule, Semantics(sem) if sem else None, arity, kind)
-    r = prove(ob, timeout)
-    return {**result_json(r), "report": r.report}
-
-
-def _job_args(
-    files: Sequence[str], ob: Obligation, timeout: float
-) -> tuple[list[str], str, str | None, int, str, float]:
-    sem = ob.semantics.value if ob.semantics is not None else None
-    return (list(files), ob.rule.name, sem, ob.arity, ob.kind, timeout)
-
-
 def _load(files: Sequence[str]) -> list[Rule]:
-    return load_rule_files(files or [str(p) for p in rule_files()])
+    return load_rules(files)
 
 
 def verify_rules(
@@ -103,96 +85,98 @@ def verify_rules(
     jobs: int = 1,
     cache: ProofCache | None = None,
     progress: Any = None,
+    intervals: bool = False,
 ) -> list[dict[str, Any]]:
-    """Prove every obligation of ``rules``; return their JSON results in order."""
+    """Prove the obligations of ``rules`` of ``kinds``; return their JSON results in order.
+
+    ``kinds`` may name ``equivalence``, ``int64`` and ``termination``; with ``intervals``
+    the engine's interval analysis is proven too. Results come rule obligations first,
+    then termination, then the interval proofs, each in rule order; ``progress`` is
+    called with each in that order. Definite results are cached in ``cache``.
+    """
     obs = [ob for r in rules for ob in obligations_of(r, arity) if ob.kind in kinds]
-    results: list[dict[str, Any] | None] = [None] * len(obs)
-    todo = []
-    for i, ob in enumerate(obs):
-        hit = cache.get(ob) if cache else None
+    if "termination" in kinds:
+        obs += [ob for r in rules for ob in termination_obligations(r, arity)]
+    digest = termination_digest() if cache is not None else ""
+    keys = [_cache_key(ob, digest) for ob in obs]
+    results: list[dict[str, Any] | None] = []
+    # One job per rule instance (rule, semantics, arity); its results' indices.
+    groups: dict[tuple[str, str | None, int, bool], list[int]] = {}
+    for ob, key in zip(obs, keys, strict=True):
+        hit = cache.entries.get(key) if cache is not None else None
         if hit is not None:
-            results[i] = {**hit, "file": ob.rule.file, "line": ob.rule.line, "cached": True}
+            results.append({**hit, "file": ob.rule.file, "line": ob.rule.line, "cached": True})
         else:
-            todo.append(i)
-    jobs_args = [_job_args(files, obs[i], timeout) for i in todo]
-    if jobs > 1 and len(todo) > 1:
-        with ProcessPoolExecutor(max_workers=jobs) as pool:
-            outs = pool.map(_prove_job, jobs_args)
-            for i, out in zip(todo, outs, strict=True):
-                results[i] = out
-                if progress:
-                    progress(out)
-    else:
-        for i in todo:
-            r: ProofResult = prove(obs[i], timeout)
-            out = {**result_json(r), "report": r.report}
-            results[i] = out
+            sem = ob.semantics.value if ob.semantics else None
+            instance = (ob.rule.name, sem, ob.arity, ob.kind == "termination")
+            groups.setdefault(instance, []).append(len(results))
+            results.append(None)
+    slots = list(groups.values())
+    work = [Job.of([obs[i] for i in slot], timeout) for slot in slots]
+    interval_hit = cache.entries.get(_interval_key()) if cache and intervals else None
+    first_interval = len(results)
+    if interval_hit is not None:
+        results += [{**r, "cached": True} for r in interval_hit["results"]]
+    elif intervals:
+        for name in interval_obligations():
+            slots.append([len(results)])
+            work.append(Job(("interval",), name))
+            results.append(None)
+    shown = 0
+
+    def show_ready() -> None:
+        nonlocal shown
+        while shown < len(results) and results[shown] is not None:
             if progress:
-                progress(out)
+                progress(results[shown])
+            shown += 1
+
+    def on_result(j: int, rs: list[dict[str, Any]]) -> None:
+        for i, r in zip(slots[j], rs, strict=True):
+            results[i] = r
+        show_ready()
+
+    show_ready()
+    run_jobs(work, rules, files, jobs, on_result)
+    done = [r for r in results if r is not None]
     if cache is not None:
-        for i in todo:
-            entry = {k: v for k, v in (results[i] or {}).items() if k not in ("file", "line")}
-            cache.put(obs[i], entry)
-        cache.save()
-    return [r for r in results if r is not None]
+        _remember(cache, obs, keys, done[: len(obs)], done[first_interval:] if intervals else [])
+    return done
+
+
+def _cache_key(ob: Obligation, digest: str) -> str:
+    if ob.kind == "termination":
+        return termination_cache_key(ob, digest)
+    return cache_key(ob)
+
+
+def _remember(
+    cache: ProofCache,
+    obs: Sequence[Obligation],
+    keys: Sequence[str],
+    results: Sequence[dict[str, Any]],
+    interval_results: Sequence[dict[str, Any]],
+) -> None:
+    """Cache definite results: proofs and confirmed counterexamples, never unknowns."""
+    for ob, key, r in zip(obs, keys, results, strict=True):
+        if r.get("cached"):
+            continue
+        entry = {k: v for k, v in r.items() if k not in ("file", "line")}
+        definite = {"proven"} if ob.kind == "termination" else {*PROVEN_STATUSES, "unsound"}
+        if entry.get("status") in definite:
+            cache.entries[key] = entry
+    fresh = [r for r in interval_results if not r.get("cached")]
+    if fresh and all(r["status"] == "proven" for r in fresh):
+        cache.entries[_interval_key()] = {"results": list(fresh)}
+    cache.save()
 
 
 OBLIGATIONS_ALL: Final = (*OBLIGATIONS, "interval", "termination")
 
 
-def _start_intervals(cache: ProofCache | None) -> Future[list[IntervalProof]] | None:
-    """Start the interval proofs (one long serial job) in a process beside the rules' pool."""
-    if cache is not None and _interval_key() in cache.entries:
-        return None
-    pool = ProcessPoolExecutor(max_workers=1)
-    pending = pool.submit(prove_interval_analysis)
-    pool.shutdown(wait=False)  # the worker runs the submitted job to its end
-    return pending
-
-
 def _interval_key() -> str:
     sources = inspect.getsource(interval) + inspect.getsource(intervals)
     return "interval:" + hashlib.sha256(sources.encode()).hexdigest()
-
-
-def _interval_results(
-    cache: ProofCache | None, progress: Any, proofs: list[IntervalProof] | None = None
-) -> list[dict[str, Any]]:
-    """The interval analysis's proofs, one entry per operator (cached by its source).
-
-    ``proofs``: already computed (in another process), else they are computed here.
-    """
-    key = _interval_key()
-    hit = cache.entries.get(key) if cache else None
-    if hit is not None:
-        out = [{**r, "cached": True} for r in hit["results"]]
-        for r in out:
-            if progress:
-                progress(r)
-        return out
-    results = []
-    for proof in prove_interval_analysis() if proofs is None else proofs:
-        r = {
-            "name": f"interval-{proof.op}",
-            "file": interval.__file__,
-            "line": 1,
-            "semantics": "any",
-            "obligation": "interval",
-            "status": "proven" if proof.status == "proven" else "unsound",
-            "method": f"symbolic execution ({proof.paths} paths)",
-            "seconds": round(proof.seconds, 4),
-            "counterexample": proof.counterexample,
-            "report": ""
-            if proof.status == "proven"
-            else f"interval analysis of {proof.op} is UNSOUND at {proof.counterexample}",
-        }
-        results.append(r)
-        if progress:
-            progress(r)
-    if cache is not None and all(r["status"] == "proven" for r in results):
-        cache.entries[key] = {"results": results}
-        cache.save()
-    return results
 
 
 def _summary(results: Sequence[dict[str, Any]], seconds: float) -> dict[str, Any]:
@@ -291,27 +275,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     cache = None if args.no_cache else ProofCache()
     show = None if args.json else _Progress(sys.stdout.isatty())
     start = time.perf_counter()
-    want_intervals = (
-        not args.files and not args.rule and "interval" in (args.obligation or OBLIGATIONS_ALL)
-    )
-    pending = _start_intervals(cache) if want_intervals and args.jobs > 1 else None
+    wanted = args.obligation or OBLIGATIONS_ALL
     results = verify_rules(
         rules,
         args.files,
-        kinds=[k for k in (args.obligation or OBLIGATIONS) if k in OBLIGATIONS],
+        # Termination: each rule makes terms smaller in one declared order
+        # (quorem.verify.termination).
+        kinds=[k for k in wanted if k in (*OBLIGATIONS, "termination")],
         arity=args.arity,
         timeout=args.timeout,
         jobs=args.jobs,
         cache=cache,
         progress=show,
+        # The interval analysis belongs to the engine, not to a rules file.
+        intervals=not args.files and not args.rule and "interval" in wanted,
     )
-    if "termination" in (args.obligation or OBLIGATIONS_ALL):
-        # Each rule makes terms smaller in one declared order (quorem.verify.termination).
-        results += termination_results(
-            rules, arity=args.arity, timeout=args.timeout, cache=cache, progress=show
-        )
-    if want_intervals:
-        results += _interval_results(cache, show, pending.result() if pending else None)
     seconds = time.perf_counter() - start
     if show is not None:
         show.close()

@@ -23,49 +23,74 @@ from quorem.engine import interval as iv
 from quorem.engine import term
 from quorem.engine.ops import Op
 
-__all__ = ["IntervalProof", "prove_interval_analysis"]
+__all__ = ["IntervalProof", "interval_obligations", "prove_interval", "prove_interval_analysis"]
+
+
+@dataclasses.dataclass
+class _Branch:
+    """A branch point of the explored path, with models witnessing its two directions."""
+
+    taken: bool
+    other_todo: bool  # the other direction is feasible and not yet explored
+    model: z3.ModelRef | None  # a model of the path up to and including this branch
+    other_model: z3.ModelRef | None
 
 
 class _Explorer:
-    """Chooses branch directions depth-first, pruning infeasible ones with Z3."""
+    """Chooses branch directions depth-first, pruning infeasible ones with Z3.
+
+    It keeps a model of the path so far: the direction that model takes at a new branch
+    is feasible without asking Z3, so a branch costs one query, not two.
+    """
 
     def __init__(self, facts: list[Any]) -> None:
         self.facts = facts
-        # Per branch point: [direction taken, whether the other direction is still to do].
-        self.decisions: list[list[bool]] = []
+        self.branches: list[_Branch] = []
         self.pos = 0
         self.path: list[Any] = []
+        self.root_model = self._feasible([])[1]
 
     def start(self) -> None:
         self.pos = 0
         self.path = []
 
-    def feasible(self, cond: Any) -> bool:
+    def _feasible(self, extra: list[Any]) -> tuple[bool, z3.ModelRef | None]:
+        """Whether facts, path and ``extra`` may hold (unknown counts as may), and a model."""
         s = z3.Solver()
         s.set("timeout", 5000)
-        s.add(*self.facts, *self.path, cond)
-        return bool(s.check() != z3.unsat)
+        s.add(*self.facts, *self.path, *extra)
+        answer = s.check()
+        return answer != z3.unsat, s.model() if answer == z3.sat else None
 
     def decide(self, cond: Any) -> bool:
-        if self.pos < len(self.decisions):
-            d = self.decisions[self.pos][0]
+        if isinstance(cond, bool):
+            return cond  # both sides concrete: no branch
+        if self.pos < len(self.branches):
+            d = self.branches[self.pos].taken
         else:
-            can_true = self.feasible(cond)
-            can_false = self.feasible(z3.Not(cond))
-            d = can_true
-            self.decisions.append([d, can_true and can_false])
+            known = self.branches[-1].model if self.branches else self.root_model
+            witnessed = None
+            if known is not None:
+                witnessed = bool(z3.is_true(known.eval(cond, model_completion=True)))
+            # The true direction first; the known model settles one side for free.
+            yes = (True, known) if witnessed is True else self._feasible([cond])
+            no = (True, known) if witnessed is False else self._feasible([z3.Not(cond)])
+            d = yes[0]
+            here, other = (yes, no) if d else (no, yes)
+            self.branches.append(_Branch(d, yes[0] and no[0], here[1], other[1]))
         self.pos += 1
         self.path.append(cond if d else z3.Not(cond))
         return d
 
     def next_run(self) -> bool:
         """Advance to the next unexplored path; False when all are done."""
-        del self.decisions[self.pos :]
-        while self.decisions:
-            if self.decisions[-1][1]:
-                self.decisions[-1] = [False, False]
+        del self.branches[self.pos :]
+        while self.branches:
+            last = self.branches[-1]
+            if last.other_todo:
+                self.branches[-1] = _Branch(not last.taken, False, last.other_model, None)
                 return True
-            self.decisions.pop()
+            self.branches.pop()
         return False
 
 
@@ -333,15 +358,36 @@ def _prove_term_sum(n: int) -> IntervalProof:
     return IntervalProof(f"term-sum/{n}", "proven", paths, time.perf_counter() - start)
 
 
-def prove_interval_analysis(max_addends: int = 2) -> list[IntervalProof]:
-    """Prove every transfer function the engine uses sound.
+def interval_obligations(max_addends: int = 2) -> list[str]:
+    """The names of the transfer functions to prove, one obligation each.
 
-    That is each function of :mod:`quorem.engine.interval`, and the fast paths
+    Each function of :mod:`quorem.engine.interval`, and the fast paths
     :mod:`quorem.engine.term` uses instead of them for sums and for floor division by a
     positive constant.
     """
-    out = [_prove_binary(op) for op in _BINARY]
-    out += [_prove_add(n) for n in range(1, max_addends + 1)]
-    out += [_prove_term_fast_division(True), _prove_term_fast_division(False)]
-    out += [_prove_term_sum(n) for n in range(1, max_addends + 1)]
-    return out
+    sums = range(1, max_addends + 1)
+    return [
+        *_BINARY,
+        *[f"add/{n}" for n in sums],
+        "term-fast-floordiv",
+        "term-fast-floormod",
+        *[f"term-sum/{n}" for n in sums],
+    ]
+
+
+def prove_interval(name: str) -> IntervalProof:
+    """Prove the transfer function ``name`` (one of :func:`interval_obligations`) sound."""
+    if name in _BINARY:
+        return _prove_binary(name)
+    if name.startswith("add/"):
+        return _prove_add(int(name[4:]))
+    if name.startswith("term-sum/"):
+        return _prove_term_sum(int(name[9:]))
+    if name in ("term-fast-floordiv", "term-fast-floormod"):
+        return _prove_term_fast_division(name == "term-fast-floordiv")
+    raise ValueError(f"no interval obligation named {name!r}")
+
+
+def prove_interval_analysis(max_addends: int = 2) -> list[IntervalProof]:
+    """Prove every transfer function the engine uses sound (:func:`interval_obligations`)."""
+    return [prove_interval(n) for n in interval_obligations(max_addends)]

@@ -18,6 +18,7 @@ never counted as proven; so is a counterexample the engine does not reproduce.
 
 from __future__ import annotations
 
+import collections
 import dataclasses
 import itertools
 import time
@@ -178,12 +179,28 @@ def prove(ob: Obligation, timeout: float = DEFAULT_TIMEOUT) -> ProofResult:
 _VACUOUS: Final = ("vacuous", "vacuity-unknown")
 
 
+# Models that satisfied recent vacuity checks. A rule's equivalence and int64 obligations
+# (and often its other arities) share most premises, so a model found for one usually
+# satisfies the next: checking that costs a few evaluations instead of a Z3 search.
+_WITNESSES: Final[collections.deque[z3.ModelRef]] = collections.deque(maxlen=4)
+
+
+def _witnessed(premises: list[z3.BoolRef]) -> bool:
+    """Whether a recent model satisfies every premise (completed with defaults)."""
+    for model in _WITNESSES:
+        if all(z3.is_true(model.eval(p, model_completion=True)) for p in premises):
+            return True
+    return False
+
+
 def _satisfiable(premises: list[z3.BoolRef], names: list[z3.ArithRef], timeout: float) -> Any:
     """Whether the premises have a model: Z3's answer, retried on small boxes if unknown.
 
     Finding *some* model is what matters here, and non-linear constraints (gcds,
     products of constants) that stall the unbounded search are often easy in a box.
     """
+    if _witnessed(premises):
+        return z3.sat
     v = _solver(timeout)
     v.add(*premises)
     answer = v.check()
@@ -192,8 +209,9 @@ def _satisfiable(premises: list[z3.BoolRef], names: list[z3.ArithRef], timeout: 
             break
         v = _solver(timeout / 4)
         v.add(*premises, *[z3.And(x >= -k, x <= k) for x in names])
-        if v.check() == z3.sat:
-            answer = z3.sat
+        answer = z3.sat if v.check() == z3.sat else z3.unknown
+    if answer == z3.sat:
+        _WITNESSES.appendleft(v.model())
     return answer
 
 

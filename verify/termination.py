@@ -136,6 +136,8 @@ __all__ = [
     "check_termination",
     "rule_measures",
     "term_measure",
+    "termination_cache_key",
+    "termination_digest",
     "termination_obligations",
     "termination_results",
 ]
@@ -1112,6 +1114,20 @@ def _source_digest() -> str:
     return hashlib.sha256((text + inspect.getsource(encode)).encode()).hexdigest()
 
 
+def termination_digest() -> str:
+    """What a cached termination result depends on besides its rule.
+
+    That is the source of the measure and of the encoder; pass it to
+    :func:`termination_cache_key`.
+    """
+    return _source_digest()
+
+
+def termination_cache_key(ob: Obligation, digest: str) -> str:
+    """The proof-cache key of a termination obligation, given :func:`termination_digest`."""
+    return f"termination:{cache_key(ob)}:{digest}"
+
+
 def termination_results(
     rules: Iterable[Rule],
     *,
@@ -1129,7 +1145,7 @@ def termination_results(
     out: list[dict[str, Any]] = []
     for rule in rules:
         for ob in termination_obligations(rule, arity):
-            key = f"termination:{cache_key(ob)}:{digest}"
+            key = termination_cache_key(ob, digest)
             hit = cache.entries.get(key) if cache is not None else None
             if hit is not None:
                 r = {**hit, "file": rule.file, "line": rule.line, "cached": True}

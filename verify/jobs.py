@@ -1,0 +1,143 @@
+"""Run the proof jobs of one ``quorem verify`` run: one process pool, longest jobs first.
+
+Every obligation (a rule's equivalence, int64 and termination obligations, and each
+interval transfer function) is one job. They all go to one pool so that no core idles
+while another finishes a serial tail, and the jobs expected to take longest are
+submitted first: the run ends when the last job does, so a long job started last would
+set the wall time alone. Results come back in the order the jobs were given, whatever
+order they finish in.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Sequence
+from concurrent.futures import Future, ProcessPoolExecutor
+from typing import Any, Final
+
+from quorem.engine import interval
+from quorem.engine.ops import Semantics
+from quorem.engine.rule import Rule
+from quorem.engine.rulefile import load_rule_files
+from quorem.rules import rule_files
+from quorem.verify.intervals import IntervalProof, prove_interval
+from quorem.verify.prove import Obligation, prove, result_json
+from quorem.verify.termination import check_termination
+
+__all__ = ["Job", "interval_job_result", "load_rules", "run_jobs"]
+
+# Interval proofs explore dozens of paths each (seconds); a rule's obligation grows
+# with the arity of its sum(K*t). Only the order matters, not the scale.
+_INTERVAL_COST: Final = 100.0
+
+
+@dataclasses.dataclass(frozen=True)
+class Job:
+    """Obligations of one rule instance, named only: rules are not sent between processes.
+
+    ``kinds`` are among ``equivalence``, ``int64`` and ``termination``, proven in that
+    order in one process (the equivalence and int64 obligations share their premises,
+    and so the model showing them satisfiable: quorem.verify.prove). Kind ``interval``
+    proves the transfer function ``name``; the rule fields are then unused.
+    """
+
+    kinds: tuple[str, ...]
+    name: str
+    semantics: str | None = None
+    arity: int = 0
+    timeout: float = 0.0
+
+    @staticmethod
+    def of(obs: Sequence[Obligation], timeout: float) -> Job:
+        """The job proving ``obs``, obligations of one rule, semantics and arity."""
+        ob = obs[0]
+        sem = ob.semantics.value if ob.semantics is not None else None
+        return Job(tuple(o.kind for o in obs), ob.rule.name, sem, ob.arity, timeout)
+
+    @property
+    def cost(self) -> float:
+        """A guess at the job's relative cost, for ordering only."""
+        if self.kinds == ("interval",):
+            return _INTERVAL_COST
+        weight = sum(0.5 if k == "termination" else 1.0 for k in self.kinds)
+        return (1.0 + self.arity) * weight
+
+
+def load_rules(files: Sequence[str]) -> list[Rule]:
+    """The rules of ``files``, or the shipped rules when ``files`` is empty."""
+    return load_rule_files(files or [str(p) for p in rule_files()])
+
+
+# A worker's rules, loaded once per process by _init_worker (parsing every rule file
+# again for each of hundreds of jobs cost several seconds of CPU per run).
+_worker_rules: dict[str, Rule] = {}
+
+
+def _init_worker(files: Sequence[str]) -> None:
+    _worker_rules.clear()
+    _worker_rules.update((r.name, r) for r in load_rules(files))
+
+
+def interval_job_result(proof: IntervalProof) -> dict[str, Any]:
+    """The JSON result of one interval transfer function's proof."""
+    proven = proof.status == "proven"
+    return {
+        "name": f"interval-{proof.op}",
+        "file": interval.__file__,
+        "line": 1,
+        "semantics": "any",
+        "obligation": "interval",
+        "status": "proven" if proven else "unsound",
+        "method": f"symbolic execution ({proof.paths} paths)",
+        "seconds": round(proof.seconds, 4),
+        "counterexample": proof.counterexample,
+        "report": ""
+        if proven
+        else f"interval analysis of {proof.op} is UNSOUND at {proof.counterexample}",
+    }
+
+
+def _run(job: Job, rules: dict[str, Rule]) -> list[dict[str, Any]]:
+    if job.kinds == ("interval",):
+        return [interval_job_result(prove_interval(job.name))]
+    sem = Semantics(job.semantics) if job.semantics else None
+    out = []
+    for kind in job.kinds:
+        ob = Obligation(rules[job.name], sem, job.arity, kind)
+        r = check_termination(ob, job.timeout) if kind == "termination" else prove(ob, job.timeout)
+        out.append({**result_json(r), "report": r.report})
+    return out
+
+
+def _worker_run(job: Job) -> list[dict[str, Any]]:
+    return _run(job, _worker_rules)
+
+
+def run_jobs(
+    jobs: Sequence[Job],
+    rules: Sequence[Rule],
+    files: Sequence[str],
+    workers: int,
+    on_result: Callable[[int, list[dict[str, Any]]], object],
+) -> None:
+    """Run ``jobs``; call ``on_result(i, results)`` for each, in the order of ``jobs``.
+
+    ``results`` has one entry per kind of the job, in the job's order.
+
+    ``rules`` are the rules the jobs name (already loaded from ``files``, which the
+    worker processes load again). With one worker everything runs in this process.
+    """
+    if workers <= 1 or len(jobs) <= 1:
+        by_name = {r.name: r for r in rules}
+        for i, job in enumerate(jobs):
+            on_result(i, _run(job, by_name))
+        return
+    order = sorted(range(len(jobs)), key=lambda i: -jobs[i].cost)
+    with ProcessPoolExecutor(
+        max_workers=workers, initializer=_init_worker, initargs=(list(files),)
+    ) as pool:
+        futures: dict[int, Future[list[dict[str, Any]]]] = {
+            i: pool.submit(_worker_run, jobs[i]) for i in order
+        }
+        for i in range(len(jobs)):
+            on_result(i, futures[i].result())
