@@ -331,3 +331,18 @@ def test_jobs_in_a_pool_report_in_order_like_one_process() -> None:
     serial = run(1)
     assert serial == run(2)
     assert [s for *_, s in serial] == ["proven", "proven-int64"] * (len(obs) // 2) + ["proven"]
+
+
+def test_a_query_the_first_strategy_gives_up_on_is_retried(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Restarts with other strategies and seeds decide what the first run leaves unknown."""
+    from quorem.verify import prove as prove_module
+
+    rule = quorem.default_ruleset().rule("divmod-recombine-composed")
+    ob = Obligation(rule, Semantics.FLOOR, 0, "equivalence")
+    # A 1 ms first run cannot prove it; the second strategy must.
+    monkeypatch.setattr(prove_module, "_SCHEDULE", (("default", 0, 1e-6), ("expand", 0, 1.0)))
+    assert prove(ob, 20.0).status == "proven"
+    monkeypatch.setattr(prove_module, "_SCHEDULE", (("default", 0, 1e-6),))
+    assert prove(ob, 20.0).status != "proven"

@@ -115,11 +115,43 @@ def _query(enc: Encoding, kind: str) -> tuple[list[z3.BoolRef], z3.BoolRef]:
     return premises, z3.And(*enc.obligations, enc.lhs == enc.rhs)
 
 
-def _solver(timeout: float) -> z3.Solver:
-    s = z3.Solver()
+def _solver(timeout: float, strategy: str = "default", seed: int = 0) -> z3.Solver:
+    if strategy == "expand":
+        # Substitute the variables equations define (a division's numerator is
+        # d*q + r), then multiply products out into sums of monomials: the recombination
+        # and coefficient-reduction rules become linear facts about the same monomials.
+        expand = z3.With("simplify", som=True, arith_lhs=True)
+        s = z3.Then("simplify", "propagate-values", "solve-eqs", expand, "smt").solver()
+    else:
+        s = z3.Solver()
     s.set("timeout", max(1, int(timeout * 1000)))
-    s.set("random_seed", 0)
+    s.set("random_seed", seed)
     return s
+
+
+# Z3's time on one query is heavy-tailed: the same query takes half a second or times
+# out depending on the random seed, and the "expand" strategy proves at once some rules
+# the default finds hard (and times out on others). So a query gets short runs of both,
+# with new seeds and longer budgets each round: (strategy, seed, share of the timeout).
+# Any ``unsat`` is a proof, whichever strategy found it; so is any model a model.
+_SCHEDULE: Final = (
+    ("default", 0, 0.1),
+    ("expand", 0, 0.1),
+    ("default", 1, 0.25),
+    ("expand", 1, 0.25),
+    ("default", 2, 0.5),
+)
+
+
+def _check(premises: list[z3.BoolRef], timeout: float) -> tuple[Any, z3.Solver]:
+    """Z3's answer on ``premises`` by the restart schedule above, and the deciding solver."""
+    for strategy, seed, share in _SCHEDULE:
+        s = _solver(timeout * share, strategy, seed)
+        s.add(*premises)
+        answer = s.check()
+        if answer != z3.unknown:
+            break
+    return answer, s
 
 
 def _model_values(model: z3.ModelRef, enc: Encoding) -> dict[str, int]:
@@ -201,9 +233,7 @@ def _satisfiable(premises: list[z3.BoolRef], names: list[z3.ArithRef], timeout: 
     """
     if _witnessed(premises):
         return z3.sat
-    v = _solver(timeout)
-    v.add(*premises)
-    answer = v.check()
+    answer, v = _check(premises, timeout)
     for k in (8, 64, 4096):
         if answer != z3.unknown:
             break
@@ -284,11 +314,8 @@ class _Query:
         """One query with ``extra`` premises: ``proven``, a replayed counterexample, or unknown."""
         ob, enc = self.ob, self.enc
         premises = self.premises + extra
-        # A fresh solver per query: Z3's incremental mode is much weaker on these.
-        s = _solver(timeout)
-        s.add(*premises)
-        s.add(z3.Not(self.goal))
-        answer = s.check()
+        # Fresh solvers per query: Z3's incremental mode is much weaker on these.
+        answer, s = _check([*premises, z3.Not(self.goal)], timeout)
         if answer == z3.unsat:
             # Vacuity: premises that can never hold would prove anything.
             satisfiable = _satisfiable(premises, _values_of(enc), timeout)
