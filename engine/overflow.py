@@ -30,7 +30,7 @@ from typing import Final, Union
 
 from quorem.engine import interval as iv
 from quorem.engine.ops import DIVISION_FUNCTIONS, Op, Semantics
-from quorem.engine.rule import Binary, Call, Expr, Lit, Name, Unary, sequence_names
+from quorem.engine.rule import Binary, Call, Expr, Lit, Name, Unary, expr_names, sequence_names
 from quorem.engine.term import Term
 
 __all__ = ["INT64_MAX", "INT64_MIN", "FitsCheck", "compile_fits", "fits_int64", "term_fits_int64"]
@@ -180,8 +180,153 @@ def _compile(e: Expr, sem: Semantics) -> _Node:
     return _call_node(e, sem)
 
 
+# The fast path. Index arithmetic is small next to int64, so most checks can be settled
+# by magnitudes alone: if every leaf (a matched term's bounds, a constant) is at most m
+# in magnitude and sequences have n entries, every node of the template is at most a
+# polynomial bound(m, n): |a+b| <= |a|+|b|, |a*b| <= |a|*|b|, |a//b| <= |a| and
+# |a%b| < |b| for b != 0, a sum of n products <= n*|K|*|t|. Where that bound is inside
+# int64, so is every node's interval, and the interval walk (tens of microseconds)
+# would answer True too; otherwise it runs. A template with a node the bound does not
+# cover, or a divisor that is not a name or a non-zero literal, never takes the fast
+# path; nor does a binding where a divisor name is exactly 0 (no value at all: the walk
+# answers False).
+# A bound: (m, n) -> (bound on the node's magnitude, bound on every node's below it).
+_Bound = Callable[[int, int], tuple[int, int]]
+
+
+def _bound(e: Expr, divisors: set[str]) -> _Bound | None:
+    """The magnitude bound of template ``e``, or None; adds divisor names to ``divisors``."""
+    if isinstance(e, Lit):
+        v = abs(e.value)
+        return lambda m, n: (v, v)
+    if isinstance(e, Name):
+        return lambda m, n: (m, m)
+    if isinstance(e, Unary):
+        return _bound(e.operand, divisors) if e.op == "-" else None
+    if isinstance(e, Binary):
+        return _binary_bound(e.op, e.left, e.right, divisors)
+    if isinstance(e, Call):
+        if e.func in ("vmin", "vmax", "abs") and len(e.args) == 1:
+            return _bound(e.args[0], divisors)
+        if e.func in DIVISION_FUNCTIONS and len(e.args) == 2:
+            op = "//" if DIVISION_FUNCTIONS[e.func][0] else "%"
+            return _binary_bound(op, e.args[0], e.args[1], divisors)
+        if e.func in ("min", "max") and len(e.args) == 2:
+            return _binary_bound("max", e.args[0], e.args[1], divisors)
+        if e.func == "sum" and len(e.args) == 1:
+            body = _bound(e.args[0], divisors)
+            if body is None:
+                return None
+
+            def sum_bound(m: int, n: int) -> tuple[int, int]:
+                v, inner = body(m, n)
+                total = n * v
+                return total, max(total, inner)
+
+            return sum_bound
+    return None
+
+
+def _binary_bound(op: str, a: Expr, b: Expr, divisors: set[str]) -> _Bound | None:
+    if op in ("//", "%"):
+        if isinstance(b, Name):
+            divisors.add(b.name)
+        elif not (isinstance(b, Lit) and b.value != 0):
+            return None
+    fa, fb = _bound(a, divisors), _bound(b, divisors)
+    if fa is None or fb is None:
+        return None
+
+    def of(value: Callable[[int, int], int]) -> _Bound:
+        def bound(m: int, n: int) -> tuple[int, int]:
+            (va, ia), (vb, ib) = fa(m, n), fb(m, n)
+            v = value(va, vb)
+            return v, max(v, ia, ib)
+
+        return bound
+
+    if op in ("+", "-"):
+        return of(lambda x, y: x + y)
+    if op == "*":
+        return of(lambda x, y: x * y)
+    if op == "//":
+        return of(lambda x, y: x)
+    if op == "%":
+        return of(lambda x, y: y)
+    if op == "max":
+        return of(max)
+    if op in _COMPARE:
+        return of(lambda x, y: 1)
+    return None  # and/or: conditions, not values
+
+
+def _largest_magnitude(bound: _Bound, n: int) -> int:
+    """The largest leaf magnitude m for which ``bound(m, n)`` is inside int64 (-1: none).
+
+    Every bound is non-decreasing in m, so a binary search finds it.
+    """
+    if bound(0, n)[1] > INT64_MAX:
+        return -1
+    lo, hi = 0, INT64_MAX  # bound(lo) fits; m > INT64_MAX never fits
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if bound(mid, n)[1] <= INT64_MAX:
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
+
+
+def _leaf_magnitude(
+    names: Sequence[str], divisors: Sequence[str]
+) -> Callable[[Mapping[str, Binding]], tuple[int, int]]:
+    """The largest magnitude of the leaves ``names`` bind and their sequences' length.
+
+    The magnitude is -1 when a leaf is unbounded or a divisor is exactly 0.
+    """
+
+    def magnitude(env: Mapping[str, Binding]) -> tuple[int, int]:
+        m = 0
+        n = 0
+        for name in names:
+            v = env[name]
+            items = v if isinstance(v, list | tuple) else (v,)
+            if items is v:
+                n = len(items)
+            for x in items:
+                if isinstance(x, Term):
+                    lo, hi = x.vmin, x.vmax
+                    if lo is None or hi is None:
+                        return -1, n
+                    m = max(m, -lo, hi)
+                else:
+                    m = max(m, abs(x))
+        for name in divisors:
+            v = env[name]
+            for x in v if isinstance(v, list | tuple) else (v,):
+                if x == 0 or (isinstance(x, Term) and x.vmin == 0 and x.vmax == 0):
+                    return -1, n
+        return m, n
+
+    return magnitude
+
+
 FitsCheck = Callable[[Mapping[str, Binding]], bool]
 _COMPILED: dict[tuple[Expr, Semantics], FitsCheck] = {}
+
+
+def _interval_walk(e: Expr, sem: Semantics) -> FitsCheck:
+    """``fits_int64(e)`` by the interval of every node: the definition the fast path meets."""
+    node = _compile(e, sem)
+
+    def walk(env: Mapping[str, Binding]) -> bool:
+        try:
+            node(env, None)
+        except (_TooWide, ZeroDivisionError):
+            return False
+        return True
+
+    return walk
 
 
 def compile_fits(e: Expr, semantics: Semantics | None) -> FitsCheck:
@@ -192,15 +337,21 @@ def compile_fits(e: Expr, semantics: Semantics | None) -> FitsCheck:
     sem = semantics or Semantics.FLOOR
     check = _COMPILED.get((e, sem))
     if check is None:
-        node = _compile(e, sem)
+        check = walk = _interval_walk(e, sem)
+        divisors: set[str] = set()
+        bound = _bound(e, divisors)
+        if bound is not None:
+            magnitude = _leaf_magnitude(sorted(expr_names(e)), sorted(divisors))
+            limits: dict[int, int] = {}
 
-        def check(env: Mapping[str, Binding]) -> bool:
-            try:
-                node(env, None)
-            except (_TooWide, ZeroDivisionError):
-                return False
-            return True
+            def fast(env: Mapping[str, Binding]) -> bool:
+                m, n = magnitude(env)
+                limit = limits.get(n)
+                if limit is None:
+                    limit = limits[n] = _largest_magnitude(bound, n)
+                return (0 <= m <= limit) or walk(env)
 
+            check = fast
         _COMPILED[(e, sem)] = check
     return check
 

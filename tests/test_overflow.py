@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 import quorem
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
+from quorem.engine import overflow
 from quorem.engine.errors import RuleError
 from quorem.engine.ops import Op, Semantics
-from quorem.engine.overflow import INT64_MAX, INT64_MIN, fits_int64, term_fits_int64
-from quorem.engine.rule import Expr
+from quorem.engine.overflow import INT64_MAX, INT64_MIN, compile_fits, fits_int64, term_fits_int64
+from quorem.engine.rule import Binary, Call, Expr, Name, NameKind, Unary
 from quorem.engine.rulefile import parse_rules
 from quorem.engine.ruleset import RuleSet, default_ruleset
 from quorem.engine.term import Term
@@ -218,3 +221,69 @@ def test_no_overflow_near_the_limits(text: str, box: dict[str, tuple[int, int]])
     for point in ({n: lo for n, (lo, hi) in box.items()}, {n: hi for n, (lo, hi) in box.items()}):
         assert _fits(_intermediates(out, point)), str(out)
         assert quorem.evaluate(out, point) == quorem.evaluate(t, point)
+
+
+def _names_in(e: Expr) -> dict[str, NameKind]:
+    if isinstance(e, Name):
+        return {e.name: e.kind}
+    kids: tuple[Expr, ...] = ()
+    if isinstance(e, Unary):
+        kids = (e.operand,)
+    elif isinstance(e, Binary):
+        kids = (e.left, e.right)
+    elif isinstance(e, Call):
+        kids = e.args
+    return {k: v for c in kids for k, v in _names_in(c).items()}
+
+
+def _fits_templates(e: Expr | None) -> list[Expr]:
+    if isinstance(e, Call) and e.func == "fits_int64":
+        return [e.args[0]]
+    if isinstance(e, Unary):
+        return _fits_templates(e.operand)
+    if isinstance(e, Binary):
+        return _fits_templates(e.left) + _fits_templates(e.right)
+    if isinstance(e, Call):
+        return [t for a in e.args for t in _fits_templates(a)]
+    return []
+
+
+SHIPPED_TEMPLATES = sorted(
+    {
+        (t, sem)
+        for r in default_ruleset()
+        for t in _fits_templates(r.guard)
+        for sem in r.semantics or (Semantics.FLOOR,)
+    },
+    key=str,
+)
+_MAGNITUDE = st.one_of(
+    st.integers(-40, 40),
+    st.sampled_from([0, 2**31, 2**32, 3037000499, 3037000500, 2**62, INT64_MAX]),
+    st.integers(-(2**63), 2**63 - 1),
+)
+
+
+@st.composite
+def _range(draw: st.DrawFn) -> tuple[int | None, int | None]:
+    a, b = draw(_MAGNITUDE), draw(_MAGNITUDE)
+    lo, hi = min(a, b), max(a, b)
+    return (None if draw(st.integers(0, 15)) == 0 else lo, hi)
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.sampled_from(SHIPPED_TEMPLATES), st.integers(1, 4), st.data())
+def test_the_magnitude_fast_path_answers_as_the_interval_walk(
+    template: tuple[Expr, Semantics], n: int, data: st.DataObject
+) -> None:
+    """compile_fits settles most checks by magnitudes; it must answer what the walk does."""
+    e, sem = template
+    env: dict[str, Any] = {}
+    for name, kind in _names_in(e).items():
+        if kind in (NameKind.TERM, NameKind.SEQ_TERM):
+            items = [quorem.var(f"{name}{i}", *data.draw(_range())) for i in range(n)]
+        else:
+            items = [data.draw(_MAGNITUDE) for _ in range(n)]
+        seq = kind in (NameKind.SEQ_TERM, NameKind.SEQ_CONST)
+        env[name] = tuple(items) if seq else items[0]
+    assert compile_fits(e, sem)(env) == overflow._interval_walk(e, sem)(env), (str(e), env)
