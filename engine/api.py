@@ -9,7 +9,14 @@ from quorem.engine.errors import EvaluationError, ParseError, QuoremError, RuleE
 from quorem.engine.evaluate import count_divmod, evaluate
 from quorem.engine.ops import Op, Semantics
 from quorem.engine.printer import to_text
-from quorem.engine.rewrite import DEFAULT_MAX_STEPS, RewriteResult, Step, StopReason, rewrite
+from quorem.engine.rewrite import (
+    DEFAULT_MAX_STEPS,
+    RewriteResult,
+    Step,
+    StopReason,
+    rewrite,
+    rewrite_term,
+)
 from quorem.engine.rule import Rule
 from quorem.engine.ruleset import RuleSet, default_ruleset
 from quorem.engine.term import (
@@ -97,7 +104,7 @@ def simplify(
     The result equals ``term`` at every point of the variables' ranges where ``term`` is
     defined. Use :func:`explain` to see the rules applied and why rewriting stopped.
     """
-    return rewrite(term, rules or default_ruleset(), max_steps=max_steps).term
+    return rewrite_term(term, rules or default_ruleset(), max_steps=max_steps)
 
 
 def explain(

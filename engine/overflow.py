@@ -26,7 +26,7 @@ ranges when its input did (:func:`term_fits_int64`).
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import Final, Union
+from typing import Any, Final, Union
 
 from quorem.engine import interval as iv
 from quorem.engine.ops import DIVISION_FUNCTIONS, Op, Semantics
@@ -286,25 +286,39 @@ def _leaf_magnitude(
     """
 
     def magnitude(env: Mapping[str, Binding]) -> tuple[int, int]:
+        # Exact class tests: this runs at every rule match that reaches its guard.
         m = 0
         n = 0
+        x: Any
         for name in names:
-            v = env[name]
-            items = v if isinstance(v, list | tuple) else (v,)
+            v: Any = env[name]
+            cls = v.__class__
+            if cls is int:
+                if v > m:
+                    m = v
+                elif -v > m:
+                    m = -v
+                continue
+            items = (v,) if cls is Term else v
             if items is v:
                 n = len(items)
             for x in items:
-                if isinstance(x, Term):
+                if x.__class__ is Term:
                     lo, hi = x.vmin, x.vmax
                     if lo is None or hi is None:
                         return -1, n
-                    m = max(m, -lo, hi)
-                else:
-                    m = max(m, abs(x))
+                    if hi > m:  # noqa: PLR1730  (a call to max() costs more here)
+                        m = hi
+                    if -lo > m:  # noqa: PLR1730
+                        m = -lo
+                elif x > m:
+                    m = x
+                elif -x > m:
+                    m = -x
         for name in divisors:
             v = env[name]
             for x in v if isinstance(v, list | tuple) else (v,):
-                if x == 0 or (isinstance(x, Term) and x.vmin == 0 and x.vmax == 0):
+                if x == 0 or (x.__class__ is Term and x.vmin == 0 and x.vmax == 0):
                     return -1, n
         return m, n
 

@@ -21,7 +21,7 @@ from quorem.engine.overflow import term_fits_int64
 from quorem.engine.ruleset import RuleSet
 from quorem.engine.term import Term, rebuild
 
-__all__ = ["DEFAULT_MAX_STEPS", "RewriteResult", "Step", "StopReason", "rewrite"]
+__all__ = ["DEFAULT_MAX_STEPS", "RewriteResult", "Step", "StopReason", "rewrite", "rewrite_term"]
 
 DEFAULT_MAX_STEPS = 1_000_000
 
@@ -248,6 +248,19 @@ def rewrite(
     """
     counts: dict[str, int] = {}
     steps: list[Step] | None = [] if trace else None
+    term, reason, n_steps = _phases(term, ruleset, max_steps, counts, steps)
+    return RewriteResult(term, reason, n_steps, Counter(counts), steps or [])
+
+
+def rewrite_term(term: Term, ruleset: RuleSet, *, max_steps: int = DEFAULT_MAX_STEPS) -> Term:
+    """``rewrite(term, ruleset, max_steps=max_steps).term``, without the report."""
+    return _phases(term, ruleset, max_steps, {}, None)[0]
+
+
+def _phases(
+    term: Term, ruleset: RuleSet, max_steps: int, counts: dict[str, int], steps: list[Step] | None
+) -> tuple[Term, StopReason, int]:
+    """The early phase, then all rules (see :func:`rewrite`)."""
     early = ruleset.early_dispatchers()
     reason = _FIXED_POINT
     n_steps = 0
@@ -258,4 +271,4 @@ def rewrite(
         term, last, n_steps = _run(term, dispatch, max_steps, counts, steps, n_steps=n_steps)
         if last is not _FIXED_POINT:
             reason = last
-    return RewriteResult(term, reason, n_steps, Counter(counts), steps or [])
+    return term, reason, n_steps
