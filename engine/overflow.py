@@ -382,66 +382,10 @@ def fits_int64(e: Expr, env: Mapping[str, Binding], semantics: Semantics | None)
     return compile_fits(e, semantics)(env)
 
 
-def _own_fits(t: Term) -> bool:
-    """Whether ``t``'s own value, constants and scaled addends have ranges inside int64."""
-    lo, hi = t.vmin, t.vmax
-    if lo is None or hi is None or lo < INT64_MIN or hi > INT64_MAX:
-        return False
-    if t.op is Op.ADD:
-        coefs, offset = t.arg
-        if not INT64_MIN <= offset <= INT64_MAX:
-            return False
-        for a, c in zip(t.args, coefs, strict=True):
-            alo, ahi = a.vmin, a.vmax
-            if alo is None or ahi is None:
-                return False
-            # c*a is linear in a: its extremes are at the ends of a's range.
-            x, y = c * alo, c * ahi
-            if not (INT64_MIN <= x <= INT64_MAX and INT64_MIN <= y <= INT64_MAX):
-                return False
-    return True
-
-
-def _fits(t: Term, depth: int) -> bool:
-    ok = t.fits64
-    if ok is not None:
-        return ok
-    if depth > _MAX_RECURSION:
-        raise RecursionError
-    ok = _own_fits(t)
-    for a in t.args:
-        # Every operand gets a definite answer cached, even after a failure.
-        ok = _fits(a, depth + 1) and ok
-    t.fits64 = ok
-    return ok
-
-
-_MAX_RECURSION: Final = 200
-
-
 def term_fits_int64(t: Term) -> bool:
     """Whether every value code for ``t`` holds provably fits in int64, by value ranges.
 
-    That is every subterm, every constant and every ``c*a`` of a sum. The answer is cached
-    on each node (terms are immutable), so asking again, or about a term sharing
-    subterms, costs little; deep terms are walked without deep recursion.
+    That is every subterm, every constant and every ``c*a`` of a sum. Each node knows
+    this from its construction (``Term.fits64``), so the answer costs nothing.
     """
-    ok = t.fits64
-    if ok is not None:
-        return ok
-    try:
-        return _fits(t, 0)
-    except RecursionError:
-        pass
-    # A deep term: answer bottom-up without recursion.
-    stack = [t]
-    while stack:
-        u = stack[-1]
-        pending = [a for a in u.args if a.fits64 is None]
-        if pending:
-            stack.extend(pending)
-            continue
-        stack.pop()
-        if u.fits64 is None:
-            u.fits64 = _own_fits(u) and all(a.fits64 for a in u.args)
-    return bool(t.fits64)
+    return t.fits64

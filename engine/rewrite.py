@@ -186,10 +186,11 @@ def _run(  # noqa: PLR0915  (one loop, inlined for speed)
         if rules is not None:
             if n_steps < max_steps:
                 found = rules(u)
-                if found is not None and term_fits_int64(u) and not term_fits_int64(found[0]):
+                if found is not None and not term_fits_int64(found[0]) and term_fits_int64(u):
                     # The rules' int64 proofs cover their templates; building canonical
                     # terms can scale a matched sum (-(a - 2*b) is 2*b - a). Never trade
-                    # an input that provably fits in int64 for a result that may not.
+                    # an input that provably fits in int64 for a result that may not. (The
+                    # result is asked first: it usually fits, and is smaller than the input.)
                     found = None
                 if found is not None:
                     out, name = found

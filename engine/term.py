@@ -62,6 +62,8 @@ _OP_VALUE: Final = tuple(op.value for op in Op)  # _OP_VALUE[op] is op.value, fa
 _TABLE: Final[weakref.WeakValueDictionary[tuple[Any, ...], Term]] = weakref.WeakValueDictionary()
 _RANK: Final[dict[Op, int]] = {op: i for i, op in enumerate(Op)}
 _KEYWORDS: Final = frozenset({"and", "or", "not"})  # operators of the text syntax
+_INT64_MIN: Final = -(2**63)
+_INT64_MAX: Final = 2**63 - 1
 _MINUS_ONE_HASH: Final = 0x2545F4914F6CDD1D  # hash(-1) == hash(-2) in CPython; keep them apart
 
 
@@ -91,9 +93,10 @@ class Term:
     vmax: int | None
     skey: tuple[Any, ...]
     h: int  # deterministic structural hash (independent of PYTHONHASHSEED)
-    # Whether every intermediate's range lies in int64: None until quorem.engine.overflow
-    # first needs it (most terms never do, so building one does not pay for it).
-    fits64: bool | None
+    # Whether every intermediate's range lies in int64 (see quorem.engine.overflow): the
+    # node's own range, a sum's constant and each c*t, and every operand's fits64. Set
+    # at construction from what it computes anyway; the rewriter asks it at every step.
+    fits64: bool
 
     def __init__(self) -> None:
         raise TypeError("build terms with quorem.var, quorem.const, quorem.parse or operators")
@@ -290,11 +293,14 @@ def _make(op: Op, args: tuple[Term, ...], arg: Any) -> Term:
         if found is not None:
             return found
     term = object.__new__(Term)
-    term.fits64 = None
     term.op = op
     term.args = args
     term.arg = arg
-    term.vmin, term.vmax = _range_of(op, args, arg)
+    lo, hi = term.vmin, term.vmax = _range_of(op, args, arg)
+    fits = lo is not None and hi is not None and lo >= _INT64_MIN and hi <= _INT64_MAX
+    term.fits64 = (
+        fits and all(a.fits64 for a in args) and (op is not _ADD or _addends_fit(args, arg))
+    )
     if op is _CONST:
         term.h = _ihash(arg)
         term.skey = (0, arg)
@@ -314,6 +320,20 @@ def _make(op: Op, args: tuple[Term, ...], arg: Any) -> Term:
     return term
 
 
+def _addends_fit(atoms: tuple[Term, ...], arg: tuple[tuple[int, ...], int]) -> bool:
+    """Whether a sum's constant and each ``c*t`` have ranges inside int64."""
+    coefs, constant = arg
+    if not _INT64_MIN <= constant <= _INT64_MAX:
+        return False
+    for t, c in zip(atoms, coefs, strict=True):
+        if t.vmin is None or t.vmax is None:
+            return False
+        for v in (c * t.vmin, c * t.vmax):
+            if not _INT64_MIN <= v <= _INT64_MAX:
+                return False
+    return True
+
+
 def _make_binary(op: Op, a: Term, b: Term) -> Term:
     """``_make(op, (a, b), None)`` for a binary operator other than ``MUL``, inlined."""
     args = (a, b)
@@ -324,7 +344,6 @@ def _make_binary(op: Op, a: Term, b: Term) -> Term:
         if found is not None:
             return found
     term = object.__new__(Term)
-    term.fits64 = None
     term.op = op
     term.args = args
     term.arg = None
@@ -345,6 +364,15 @@ def _make_binary(op: Op, a: Term, b: Term) -> Term:
             term.vmin, term.vmax = 0, d - 1
     else:
         term.vmin, term.vmax = _BINARY_RANGE[op]((lo, hi), (b.vmin, b.vmax))
+    lo, hi = term.vmin, term.vmax
+    term.fits64 = (
+        a.fits64
+        and b.fits64
+        and lo is not None
+        and hi is not None
+        and lo >= _INT64_MIN
+        and hi <= _INT64_MAX
+    )
     h = term.h = hash((_OP_VALUE[op], a.h, b.h))
     term.skey = (_SKEY_HEAD[op], h)
     ref = _KeyedRef(term, _REMOVE)
@@ -495,24 +523,33 @@ def _make_sum(atoms: tuple[Term, ...], coefs: tuple[int, ...], constant: int) ->
         if found is not None:
             return found
     term = object.__new__(Term)
-    term.fits64 = None
     term.op = _ADD
     term.args = atoms
     term.arg = arg
     lo: int | None = constant
     hi: int | None = constant
+    fits = _INT64_MIN <= constant <= _INT64_MAX
     try:  # every bound finite, the usual case: c * None raises
         for t, c in zip(atoms, coefs, strict=False):
+            x = c * t.vmin  # type: ignore[operator]
+            y = c * t.vmax  # type: ignore[operator]
             if c > 0:
-                lo += c * t.vmin  # type: ignore[operator]
-                hi += c * t.vmax  # type: ignore[operator]
+                lo += x  # type: ignore[operator]
+                hi += y  # type: ignore[operator]
             else:
-                lo += c * t.vmax  # type: ignore[operator]
-                hi += c * t.vmin  # type: ignore[operator]
+                lo += y  # type: ignore[operator]
+                hi += x  # type: ignore[operator]
+            # Each c*t is a value the sum's code computes (quorem.engine.overflow).
+            if fits and not (
+                t.fits64 and _INT64_MIN <= x <= _INT64_MAX and _INT64_MIN <= y <= _INT64_MAX
+            ):
+                fits = False
     except TypeError:
         lo, hi = _sum_range(atoms, coefs, constant)
+        fits = False
     term.vmin = lo
     term.vmax = hi
+    term.fits64 = fits and lo >= _INT64_MIN and hi <= _INT64_MAX  # type: ignore[operator]
     if len(atoms) == 2:  # _structural_hash
         h = hash((_ADD_VALUE, atoms[0].h, atoms[1].h))
     else:

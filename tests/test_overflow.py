@@ -16,6 +16,7 @@ from quorem.engine.rule import Binary, Call, Expr, Name, NameKind, Unary
 from quorem.engine.rulefile import parse_rules
 from quorem.engine.ruleset import RuleSet, default_ruleset
 from quorem.engine.term import Term
+from strategies import expressions
 
 
 def _template(text: str) -> Expr:
@@ -287,3 +288,65 @@ def test_the_magnitude_fast_path_answers_as_the_interval_walk(
         seq = kind in (NameKind.SEQ_TERM, NameKind.SEQ_CONST)
         env[name] = tuple(items) if seq else items[0]
     assert compile_fits(e, sem)(env) == overflow._interval_walk(e, sem)(env), (str(e), env)
+
+
+def _fits_by_definition(t: Term) -> bool:
+    """The definition ``Term.fits64`` caches: every node's range, a sum's parts, in int64."""
+
+    def inside(v: int | None) -> bool:
+        return v is not None and INT64_MIN <= v <= INT64_MAX
+
+    if not (inside(t.vmin) and inside(t.vmax)):
+        return False
+    if t.op is Op.ADD:
+        coefs, constant = t.arg
+        if not inside(constant):
+            return False
+        for a, c in zip(t.args, coefs, strict=True):
+            if a.vmin is None or a.vmax is None:
+                return False
+            if not (inside(c * a.vmin) and inside(c * a.vmax)):
+                return False
+    return all(_fits_by_definition(a) for a in t.args)
+
+
+_EDGES = st.sampled_from([0, 1, 2**31, 2**61, 2**62, 2**63 - 1, 2**63, 2**64])
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    st.tuples(st.one_of(st.none(), _EDGES), _EDGES),
+    st.tuples(st.one_of(st.none(), _EDGES), _EDGES),
+    st.sampled_from([Semantics.FLOOR, Semantics.TRUNC]),
+    st.data(),
+)
+def test_fits64_set_at_construction_meets_its_definition(
+    xr: tuple[int | None, int], yr: tuple[int | None, int], sem: Semantics, data: st.DataObject
+) -> None:
+    box = {"x": (None if xr[0] is None else -xr[0], xr[1]), "y": (yr[0], yr[1])}
+    box = {k: (lo, hi) for k, (lo, hi) in box.items() if lo is None or lo <= hi}
+    assume(box)
+    t = data.draw(expressions(box, sem))
+    for node in _subterms(t):
+        assert term_fits_int64(node) == _fits_by_definition(node), str(node)
+
+
+def _subterms(t: Term) -> list[Term]:
+    out, stack, seen = [], [t], set()
+    while stack:
+        u = stack.pop()
+        if id(u) not in seen:
+            seen.add(id(u))
+            out.append(u)
+            stack.extend(u.args)
+    return out
+
+
+def test_a_sum_whose_addends_overflow_does_not_fit_though_its_total_does() -> None:
+    x = quorem.var("x", 2**62, 2**62 + 1)
+    y = quorem.var("y", 2**62, 2**62 + 1)
+    t = x * 4 - y * 4  # total in [-4, 4]; each addend near 2**64
+    assert t.vmin == -4 and t.vmax == 4
+    assert not term_fits_int64(t) and not _fits_by_definition(t)
+    assert term_fits_int64(x - y) and _fits_by_definition(x - y)
+    assert not term_fits_int64((x * 4 - y * 4) // 2)  # an operand that does not fit
