@@ -20,6 +20,7 @@ from benchmarks.peers.expr import (
     annotate_nonneg,
     compile_eval,
     count_divmod,
+    division_ops,
     evaluate_points,
     from_term,
     from_text,
@@ -31,6 +32,7 @@ from benchmarks.peers.expr import (
 from benchmarks.runner import (
     EXHAUSTIVE_LIMIT,
     RunResult,
+    _system_input,
     box_points,
     check_equivalent,
     markdown,
@@ -346,6 +348,25 @@ def test_tinygrad_calls_leave_no_uop_alive() -> None:
     systems = [load_system("tinygrad")]
     outcomes = warm_up(cases, systems)
     assert measure(cases, systems, outcomes, repeats=2) == {"tinygrad": 0}
+
+
+def test_tinygrad_floor_gets_nonnegative_trunc_as_floor_and_nothing_else() -> None:
+    pytest.importorskip("tinygrad")
+    system = load_system("tinygrad-floor")
+    assert system.division_ops == {"floordiv", "floormod"}
+    case = prepare_case(
+        {"id": "t", "vars": {"x": [0, 99]}, "expr": "(x*4 + 3)//4", "semantics": "trunc"}, "tiny"
+    )
+    tree = _system_input(case, system)
+    assert division_ops(tree) == {"floordiv"}
+    out = system.to_tree(system.simplify(system.build(tree, case.bounds)))
+    system.release()
+    assert count_divmod(out) == 0
+    negative = prepare_case(
+        {"id": "n", "vars": {"x": [-9, 9]}, "expr": "x//4", "semantics": "trunc"}, "tiny"
+    )
+    with pytest.raises(Unsupported):
+        _system_input(negative, system)
 
 
 def test_tvm_translation_round_trip() -> None:

@@ -16,8 +16,9 @@ __all__ = ["PEER_NAMES", "System", "Unsupported", "load_system"]
 
 Bounds = Mapping[str, tuple[int | None, int | None]]
 
-# Every system the runner knows, in report order; `tinygrad-sym` is opt-in.
-PEER_NAMES = ("quorem", "tinygrad", "tvm", "tinygrad-sym")
+# Every system the runner knows, in report order; `tinygrad-sym` and `tinygrad-floor`
+# are opt-in.
+PEER_NAMES = ("quorem", "tinygrad", "tvm", "tinygrad-sym", "tinygrad-floor")
 DEFAULT_SYSTEMS = ("quorem", "tinygrad", "tvm")
 
 
@@ -59,10 +60,10 @@ def load_system(name: str) -> System:
         from benchmarks.peers.quorem_peer import QuoremSystem  # noqa: PLC0415  (optional peers)
 
         return QuoremSystem()
-    if name in ("tinygrad", "tinygrad-sym"):
+    if name in ("tinygrad", "tinygrad-sym", "tinygrad-floor"):
         from benchmarks.peers.tinygrad_peer import TinygradSystem  # noqa: PLC0415  (optional peers)
 
-        return TinygradSystem(use_sym=name == "tinygrad-sym")
+        return TinygradSystem(use_sym=name == "tinygrad-sym", floor_only=name == "tinygrad-floor")
     if name == "tvm":
         from benchmarks.peers.tvm_peer import TVMSystem  # noqa: PLC0415  (optional peers)
 

@@ -61,16 +61,28 @@ def _check_divisions() -> frozenset[str]:
 class TinygradSystem:
     """``UOp.simplify()`` (or, as ``tinygrad-sym``, ``graph_rewrite(u, sym)``)."""
 
-    def __init__(self, use_sym: bool = False) -> None:
-        self.name = "tinygrad-sym" if use_sym else "tinygrad"
+    def __init__(self, use_sym: bool = False, floor_only: bool = False) -> None:
+        self.name = "tinygrad-sym" if use_sym else "tinygrad-floor" if floor_only else "tinygrad"
         self.version = importlib.metadata.version("tinygrad")
         self.division_ops = _check_divisions()
+        if floor_only:
+            # tinygrad's div/mod rules are written for FLOORDIV/FLOORMOD; on CDIV/CMOD it
+            # rewrites almost nothing. Index code uses floor ops on non-negative operands,
+            # where the two agree: the runner gives a truncating division it can show
+            # non-negative as the floor one (expr.lower_divisions), and others not at all.
+            self.division_ops = self.division_ops & {"floordiv", "floormod"}
         self.use_sym = use_sym
         if use_sym:
             from tinygrad.uop.symbolic import sym  # noqa: PLC0415
 
             self._sym = sym
-        self.method = (
+        lowered = (
+            "truncating // and % on operands quorem's ranges show non-negative are built as "
+            "FLOORDIV/FLOORMOD, which agree there; "
+            if floor_only
+            else ""
+        )
+        self.method = lowered + (
             "build: a fresh UOp graph from the tree (UOp.variable(name, lo, hi) of dtype "
             "weakint, an unbounded side given weakint's own limit); timed: "
             + ("graph_rewrite(u, sym) (the matcher codegen uses)" if use_sym else "u.simplify()")
