@@ -298,9 +298,8 @@ def _make(op: Op, args: tuple[Term, ...], arg: Any) -> Term:
     term.arg = arg
     lo, hi = term.vmin, term.vmax = _range_of(op, args, arg)
     fits = lo is not None and hi is not None and lo >= _INT64_MIN and hi <= _INT64_MAX
-    term.fits64 = (
-        fits and all(a.fits64 for a in args) and (op is not _ADD or _addends_fit(args, arg))
-    )
+    # (Sums are built by _make_sum, which also checks each c*t.)
+    term.fits64 = fits and all(a.fits64 for a in args)
     if op is _CONST:
         term.h = _ihash(arg)
         term.skey = (0, arg)
@@ -318,20 +317,6 @@ def _make(op: Op, args: tuple[Term, ...], arg: Any) -> Term:
     else:
         _DATA[key] = ref
     return term
-
-
-def _addends_fit(atoms: tuple[Term, ...], arg: tuple[tuple[int, ...], int]) -> bool:
-    """Whether a sum's constant and each ``c*t`` have ranges inside int64."""
-    coefs, constant = arg
-    if not _INT64_MIN <= constant <= _INT64_MAX:
-        return False
-    for t, c in zip(atoms, coefs, strict=True):
-        if t.vmin is None or t.vmax is None:
-            return False
-        for v in (c * t.vmin, c * t.vmax):
-            if not _INT64_MIN <= v <= _INT64_MAX:
-                return False
-    return True
 
 
 def _make_binary(op: Op, a: Term, b: Term) -> Term:

@@ -19,13 +19,13 @@ from quorem.engine.ruleset import default_ruleset  # noqa: E402
 from quorem.engine.term import compare, const, var  # noqa: E402
 from quorem.verify import cli  # noqa: E402
 from quorem.verify.cache import ProofCache  # noqa: E402
+from quorem.verify.cli import verify_rules  # noqa: E402
 from quorem.verify.termination import (  # noqa: E402
     COMPONENTS,
     check_termination,
     rule_measures,
     term_measure,
     termination_obligations,
-    termination_results,
 )
 from strategies import Case, cases  # noqa: E402
 from support import run_verify  # noqa: E402
@@ -290,7 +290,8 @@ def test_termination_results_cache_only_proofs(tmp_path: Path) -> None:
     """Proofs are cached, failures are checked again."""
     cache = ProofCache(tmp_path / "proofs.json")
     rules = [_rule(LOOPING, "grow"), default_ruleset().rule("div-by-one")]
-    first = termination_results(rules, cache=cache)
+    first = verify_rules(rules, [], kinds=["termination"], cache=cache)
     assert [r["status"] for r in first] == ["unknown", "proven", "proven"]
-    second = termination_results(rules, cache=ProofCache(tmp_path / "proofs.json"))
+    again = ProofCache(tmp_path / "proofs.json")
+    second = verify_rules(rules, [], kinds=["termination"], cache=again)
     assert [bool(r.get("cached")) for r in second] == [False, True, True]

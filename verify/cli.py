@@ -162,8 +162,9 @@ def _remember(
         if r.get("cached"):
             continue
         entry = {k: v for k, v in r.items() if k not in ("file", "line")}
-        definite = {"proven"} if ob.kind == "termination" else {*PROVEN_STATUSES, "unsound"}
-        if entry.get("status") in definite:
+        if ob.kind != "termination":
+            cache.put(ob, entry)  # keyed by cache_key(ob), as ``key`` is
+        elif entry.get("status") == "proven":
             cache.entries[key] = entry
     fresh = [r for r in interval_results if not r.get("cached")]
     if fresh and all(r["status"] == "proven" for r in fresh):

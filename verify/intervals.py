@@ -23,7 +23,7 @@ from quorem.engine import interval as iv
 from quorem.engine import term
 from quorem.engine.ops import Op
 
-__all__ = ["IntervalProof", "interval_obligations", "prove_interval", "prove_interval_analysis"]
+__all__ = ["IntervalProof", "interval_obligations", "prove_interval"]
 
 
 @dataclasses.dataclass
@@ -386,8 +386,3 @@ def prove_interval(name: str) -> IntervalProof:
     if name in ("term-fast-floordiv", "term-fast-floormod"):
         return _prove_term_fast_division(name == "term-fast-floordiv")
     raise ValueError(f"no interval obligation named {name!r}")
-
-
-def prove_interval_analysis(max_addends: int = 2) -> list[IntervalProof]:
-    """Prove every transfer function the engine uses sound (:func:`interval_obligations`)."""
-    return [prove_interval(n) for n in interval_obligations(max_addends)]

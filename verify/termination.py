@@ -99,7 +99,7 @@ import re
 import sys
 import time
 from collections import Counter
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Sequence
 from typing import Any, Final
 
 import z3
@@ -123,9 +123,9 @@ from quorem.engine.rule import (
 )
 from quorem.engine.term import Term
 from quorem.verify import encode
-from quorem.verify.cache import ProofCache, cache_key
+from quorem.verify.cache import cache_key
 from quorem.verify.encode import encode_rule, has_sequence
-from quorem.verify.prove import DEFAULT_ARITY, DEFAULT_TIMEOUT, Obligation, ProofResult, result_json
+from quorem.verify.prove import DEFAULT_ARITY, DEFAULT_TIMEOUT, Obligation, ProofResult
 
 __all__ = [
     "COMPONENTS",
@@ -139,7 +139,6 @@ __all__ = [
     "termination_cache_key",
     "termination_digest",
     "termination_obligations",
-    "termination_results",
 ]
 
 OBLIGATION: Final = "termination"
@@ -1108,55 +1107,16 @@ def _report(ob: Obligation, failure: str, values: dict[str, int] | None) -> str:
 
 
 # ------------------------------------------------------------------ quorem verify
-def _source_digest() -> str:
-    """What a cached result depends on besides the rule: this module and the encoder."""
-    text = inspect.getsource(sys.modules[__name__])
-    return hashlib.sha256((text + inspect.getsource(encode)).encode()).hexdigest()
-
-
 def termination_digest() -> str:
     """What a cached termination result depends on besides its rule.
 
-    That is the source of the measure and of the encoder; pass it to
+    That is the source of this module (the measure) and of the encoder; pass it to
     :func:`termination_cache_key`.
     """
-    return _source_digest()
+    text = inspect.getsource(sys.modules[__name__])
+    return hashlib.sha256((text + inspect.getsource(encode)).encode()).hexdigest()
 
 
 def termination_cache_key(ob: Obligation, digest: str) -> str:
     """The proof-cache key of a termination obligation, given :func:`termination_digest`."""
     return f"termination:{cache_key(ob)}:{digest}"
-
-
-def termination_results(
-    rules: Iterable[Rule],
-    *,
-    arity: int = DEFAULT_ARITY,
-    timeout: float = DEFAULT_TIMEOUT,
-    cache: ProofCache | None = None,
-    progress: Callable[[dict[str, Any]], object] | None = None,
-) -> list[dict[str, Any]]:
-    """Check every termination obligation of ``rules``; their JSON results, in order.
-
-    Definite results are cached under the rule's proof-cache key together with the
-    source of this module and of the encoder, so changing the measure re-checks.
-    """
-    digest = _source_digest() if cache is not None else ""
-    out: list[dict[str, Any]] = []
-    for rule in rules:
-        for ob in termination_obligations(rule, arity):
-            key = termination_cache_key(ob, digest)
-            hit = cache.entries.get(key) if cache is not None else None
-            if hit is not None:
-                r = {**hit, "file": rule.file, "line": rule.line, "cached": True}
-            else:
-                res = check_termination(ob, timeout)
-                r = {**result_json(res), "report": res.report}
-                if cache is not None and res.ok:
-                    cache.entries[key] = {k: v for k, v in r.items() if k not in ("file", "line")}
-            out.append(r)
-            if progress is not None:
-                progress(r)
-    if cache is not None:
-        cache.save()
-    return out
