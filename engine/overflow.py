@@ -189,7 +189,7 @@ def _compile(e: Expr, sem: Semantics) -> _Node:
 # would answer True too; otherwise it runs. A template with a node the bound does not
 # cover, or a divisor that is not a name or a non-zero literal, never takes the fast
 # path; nor does a binding where a divisor name is exactly 0 (no value at all: the walk
-# answers False).
+# answers False). A divisor may be a product of such names and literals.
 # A bound: (m, n) -> (bound on the node's magnitude, bound on every node's below it).
 _Bound = Callable[[int, int], tuple[int, int]]
 
@@ -227,12 +227,27 @@ def _bound(e: Expr, divisors: set[str]) -> _Bound | None:
     return None
 
 
+def _nonzero_if_names_are(e: Expr, divisors: set[str]) -> bool:
+    """Whether ``e`` is non-zero whenever the names it adds to ``divisors`` are.
+
+    True for a name, a non-zero literal, and negations and products of those: a product
+    of non-zero integers is non-zero.
+    """
+    if isinstance(e, Name):
+        divisors.add(e.name)
+        return True
+    if isinstance(e, Lit):
+        return e.value != 0
+    if isinstance(e, Unary) and e.op == "-":
+        return _nonzero_if_names_are(e.operand, divisors)
+    if isinstance(e, Binary) and e.op == "*":
+        return _nonzero_if_names_are(e.left, divisors) and _nonzero_if_names_are(e.right, divisors)
+    return False
+
+
 def _binary_bound(op: str, a: Expr, b: Expr, divisors: set[str]) -> _Bound | None:
-    if op in ("//", "%"):
-        if isinstance(b, Name):
-            divisors.add(b.name)
-        elif not (isinstance(b, Lit) and b.value != 0):
-            return None
+    if op in ("//", "%") and not _nonzero_if_names_are(b, divisors):
+        return None
     fa, fb = _bound(a, divisors), _bound(b, divisors)
     if fa is None or fb is None:
         return None

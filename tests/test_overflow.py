@@ -350,3 +350,17 @@ def test_a_sum_whose_addends_overflow_does_not_fit_though_its_total_does() -> No
     assert not term_fits_int64(t) and not _fits_by_definition(t)
     assert term_fits_int64(x - y) and _fits_by_definition(x - y)
     assert not term_fits_int64((x * 4 - y * 4) // 2)  # an operand that does not fit
+
+
+def test_a_product_of_divisors_takes_the_magnitude_fast_path() -> None:
+    # Nested divisions merge into one by a product (nested-div-offset): the walk costs
+    # tens of microseconds per application, the magnitude bound a few.
+    divisors: set[str] = set()
+    assert overflow._bound(_template("(x + C) // (D*C*-2)"), divisors) is not None
+    assert divisors == {"C", "D"}
+    assert overflow._bound(_template("x // (D + C)"), set()) is None
+    x = quorem.var("x", 0, 100)
+    fits = compile_fits(_template("(x + C) // (D*C)"), Semantics.FLOOR)
+    assert fits({"x": x, "C": 3, "D": 2**40})
+    assert not fits({"x": x, "C": 0, "D": 2**40})  # a zero divisor: no value at all
+    assert not fits({"x": x, "C": 2**32, "D": 2**32})  # the divisor itself overflows
