@@ -217,6 +217,11 @@ _VACUOUS: Final = ("vacuous", "vacuity-unknown")
 _WITNESSES: Final[collections.deque[z3.ModelRef]] = collections.deque(maxlen=4)
 
 
+def forget_witnesses() -> None:
+    """Drop the remembered models (before Z3's context is replaced)."""
+    _WITNESSES.clear()
+
+
 def _witnessed(premises: list[z3.BoolRef]) -> bool:
     """Whether a recent model satisfies every premise (completed with defaults)."""
     for model in _WITNESSES:
