@@ -35,9 +35,11 @@ from quorem.engine.api import (
     parse,
     to_text,
 )
-from quorem.engine.ops import Op
+from quorem.engine.indexing.hlo_cli import add_hlo_parser
+from quorem.engine.indexing.map_cli import add_map_parser
 from quorem.engine.rewrite import DEFAULT_MAX_STEPS, rewrite
 from quorem.engine.rule import Rule
+from quorem.engine.walk import free_names
 
 __all__ = ["main", "parse_var"]
 
@@ -128,22 +130,6 @@ def _bounds_of(specs: Iterable[tuple[str, int | None, int | None]]) -> Bounds:
 
 
 # ------------------------------------------------------------------------------ output
-def _variables(term: Term) -> set[str]:
-    """Names of the variables occurring in ``term`` (iterative: any depth)."""
-    names: set[str] = set()
-    seen: set[Term] = set()
-    stack = [term]
-    while stack:
-        t = stack.pop()
-        if t in seen:
-            continue
-        seen.add(t)
-        if t.op is Op.VAR:
-            names.add(t.arg[0])
-        stack.extend(t.args)
-    return names
-
-
 def explain_lines(
     result: RewriteResult, semantics: Semantics, ops_before: int | None = None
 ) -> list[str]:
@@ -225,7 +211,7 @@ def cmd_simplify(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         raise CliError("give an expression to simplify, or --batch FILE (try: quorem demo)")
     bounds = _bounds_of(args.var)
     term = _parse_expr(args.expr, bounds, semantics)
-    unused = sorted(set(bounds) - _variables(term))
+    unused = sorted(set(bounds) - free_names(term))
     if unused:
         err.write(f"quorem: warning: --var {', '.join(unused)}: not in the expression\n")
     tracing = args.explain or args.validate
@@ -613,6 +599,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     rules = subs.add_parser("rules", help="list the shipped rules")
     rules.set_defaults(handler=cmd_rules)
+    add_map_parser(subs)
+    add_hlo_parser(subs)
     subs.add_parser(
         "verify",
         help="prove rules sound with Z3 (needs the verify extra; see quorem verify --help)",

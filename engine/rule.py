@@ -247,6 +247,10 @@ class Rule:
         names: every name the pattern binds, with its kind.
         early: the rule also runs in the early pass (``phase: early``), which applies the
             early rules alone to a fixed point before every rule runs.
+        constraint: the rule rewrites the comparisons of indexing-map constraints
+            (``phase: constraint``): the map simplifier applies it with a step budget,
+            the fixed-point rewriter of user terms never does, and no termination order
+            is asked of it.
         file: the rules file the rule came from.
         line: the line of its ``rule`` header.
         text: the rule's source text (for reports and proof caches).
@@ -262,6 +266,7 @@ class Rule:
     rewrite: Expr
     names: dict[str, NameKind] = dataclasses.field(hash=False, compare=False)
     early: bool = False
+    constraint: bool = False
     file: str = "<rules>"
     line: int = 0
     text: str = ""

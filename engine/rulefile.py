@@ -513,14 +513,16 @@ def _parse_semantics(fld: _Field, file: str) -> tuple[Semantics, ...]:
     return tuple(out)
 
 
-def _parse_phase(fld: _Field | None, file: str) -> bool:
-    """``phase: early`` (the rule also runs in the early pass) or ``phase: main``."""
+def _parse_phase(fld: _Field | None, file: str) -> str:
+    """``phase: early`` (the rule also runs in the early pass), ``main`` or ``constraint``."""
     if fld is None:
-        return False
+        return "main"
     word = fld.value.strip()
-    if word not in ("early", "main"):
-        raise RuleError(f"unknown phase {word!r} (use early or main)", fld.line, fld.col, file)
-    return word == "early"
+    if word not in ("early", "main", "constraint"):
+        raise RuleError(
+            f"unknown phase {word!r} (use early, main or constraint)", fld.line, fld.col, file
+        )
+    return word
 
 
 def _build_rule(block: _Block, file: str) -> Rule:
@@ -530,7 +532,7 @@ def _build_rule(block: _Block, file: str) -> Rule:
     ck = _Checker(file)
     fields = block.fields
     semantics = _parse_semantics(fields["semantics"], file)
-    early = _parse_phase(fields.get("phase"), file)
+    phase = _parse_phase(fields.get("phase"), file)
     pat_node = _field_syntax(fields["pattern"], file)
     pattern = ck.pattern(pat_node)
     if isinstance(pattern, PTerm | PConst | PLit):
@@ -575,7 +577,8 @@ def _build_rule(block: _Block, file: str) -> Rule:
         rewrite=rewrite,
         # Per-addend lets are inlined: no backend binds them.
         names={n: k for n, k in ck.names.items() if n not in ck.seq_lets},
-        early=early,
+        early=phase == "early",
+        constraint=phase == "constraint",
         file=file,
         line=block.line,
         text="\n".join(block.text_lines),

@@ -36,7 +36,7 @@ from quorem.engine.rule import (
 from quorem.engine.rulefile import check_unique_names, load_rule_files, parse_rules
 from quorem.engine.term import Term
 
-__all__ = ["CompiledRule", "RuleSet", "default_ruleset"]
+__all__ = ["CompiledRule", "RuleSet", "constraint_ruleset", "default_ruleset"]
 
 
 # A shape is a cheap necessary condition for a match: the op a node must have (None: any
@@ -295,6 +295,7 @@ class RuleSet:
 
 
 _DEFAULT: list[RuleSet] = []
+_CONSTRAINT: list[RuleSet] = []
 
 
 def default_ruleset() -> RuleSet:
@@ -304,3 +305,17 @@ def default_ruleset() -> RuleSet:
 
         _DEFAULT.append(RuleSet.from_files(rule_files()))
     return _DEFAULT[0]
+
+
+def constraint_ruleset() -> RuleSet:
+    """The shipped rules followed by the constraint rules (``quorem.rules`` ``constraints/``).
+
+    The indexing-map simplifier rewrites comparisons with it; loaded once.
+    """
+    if not _CONSTRAINT:
+        from quorem.rules import constraint_rule_files  # noqa: PLC0415  (rules is data)
+
+        _CONSTRAINT.append(
+            RuleSet([*default_ruleset().rules, *load_rule_files(constraint_rule_files())])
+        )
+    return _CONSTRAINT[0]

@@ -18,7 +18,7 @@ from quorem.engine.rewrite import Step
 from quorem.engine.term import Term
 from quorem.verify.division import Quotient, division_axioms, proportional_quotient_lemmas
 
-__all__ = ["StepCheck", "check_step", "validate_trace"]
+__all__ = ["StepCheck", "TermTranslator", "check_step", "validate_trace"]
 
 
 @dataclasses.dataclass
@@ -112,6 +112,9 @@ class _Translator:
             return z3.If(a <= b, a, b)
         cond = {Op.LT: a < b, Op.LE: a <= b, Op.EQ: a == b, Op.NE: a != b}[op]
         return z3.If(cond, z3.IntVal(1), z3.IntVal(0))
+
+
+TermTranslator = _Translator  # public name: the indexing maps' equality check uses it
 
 
 def check_step(step: Step, timeout: float = 10.0) -> StepCheck:

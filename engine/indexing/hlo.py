@@ -1,0 +1,746 @@
+"""A parser for the HLO text that indexing analysis reads: modules, computations, instructions.
+
+The accepted text is the subset XLA's documentation and tests write:
+
+* an optional ``HloModule name`` line (its attributes are skipped);
+* computations ``name { ... }`` and ``ENTRY name { ... }`` (an optional signature
+  ``(p: f32[2]) -> f32[2]`` before the brace is skipped), or a bare list of instructions
+  with no braces at all, read as one computation;
+* instructions ``[ROOT] name = SHAPE opcode(OPERANDS), attr=value, ...``, spread over
+  as many lines as they like. Names may start with ``%``. An operand is written bare
+  (``p0``) or typed (``f32[2,5] p0``). ``parameter(N)`` and ``constant(...)`` hold a
+  literal instead of operands.
+* shapes ``f32[10,20]`` with an optional layout ``{1,0}`` (minor-to-major order; a
+  tiling suffix ``:T(8,128)`` is skipped), scalars ``f32[]`` and tuples
+  ``(f32[10], s32[10])``;
+* attribute values: a brace group, a bracket group, a string, or a word (optionally
+  ``word->word``, as in ``dim_labels=b01f_01io->b01f``).
+
+The attributes indexing needs are checked while parsing (``dimensions``, ``slice``,
+``padding``, ``window``, the gather and dot attributes, ...), so a malformed one is an
+error that names its line. Every error is an :class:`HloError`; nothing is evaluated.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from collections.abc import Iterator, Mapping
+from typing import Final
+
+from quorem.engine.errors import QuoremError
+from quorem.engine.indexing.hlo_attrs import (
+    CHECKERS,
+    PadDim,
+    SliceDim,
+    WindowDim,
+    parse_int,
+    parse_int_list,
+    parse_padding,
+    parse_slice,
+    parse_window,
+)
+
+__all__ = [
+    "Computation",
+    "HloError",
+    "Instruction",
+    "Module",
+    "PadDim",
+    "Shape",
+    "SliceDim",
+    "WindowDim",
+    "parse_hlo",
+    "parse_padding",
+    "parse_slice",
+    "parse_window",
+]
+
+
+class HloError(QuoremError):
+    """HLO text that cannot be read or analysed: ``source:line:col: reason``.
+
+    Attributes:
+        reason: what is wrong, in one sentence.
+        line: 1-based line of the offending text (0 when there is none).
+        col: 1-based column (0 when unknown).
+        source: the text's origin, e.g. a file name.
+
+    """
+
+    def __init__(self, reason: str, line: int = 0, col: int = 0, source: str = "<hlo>") -> None:
+        self.reason = reason
+        self.line = line
+        self.col = col
+        self.source = source
+        where = source
+        if line:
+            where += f":{line}" + (f":{col}" if col else "")
+        super().__init__(f"{where}: {reason}")
+
+
+# ---------------------------------------------------------------------------- shapes
+@dataclasses.dataclass(frozen=True, slots=True)
+class Shape:
+    """An HLO shape: an array ``f32[10,20]{1,0}`` or a tuple of shapes.
+
+    Attributes:
+        dtype: the element type (``f32``, ``s32``, ``pred``, ...); ``"tuple"`` for tuples.
+        dims: the logical dimension sizes (empty for scalars and tuples).
+        layout: the minor-to-major dimension order, or None when the text gave none.
+        elements: the element shapes of a tuple; None for an array.
+
+    """
+
+    dtype: str
+    dims: tuple[int, ...] = ()
+    layout: tuple[int, ...] | None = None
+    elements: tuple[Shape, ...] | None = None
+
+    @property
+    def is_tuple(self) -> bool:
+        """Whether this is a tuple shape."""
+        return self.elements is not None
+
+    @property
+    def rank(self) -> int:
+        """The number of dimensions of an array shape."""
+        return len(self.dims)
+
+    @property
+    def num_elements(self) -> int:
+        """The product of the dimension sizes."""
+        n = 1
+        for d in self.dims:
+            n *= d
+        return n
+
+    def minor_to_major(self) -> tuple[int, ...]:
+        """The layout, or the default ``{rank-1, ..., 0}`` (row-major) when none was given."""
+        if self.layout is not None:
+            return self.layout
+        return tuple(range(self.rank - 1, -1, -1))
+
+    def physical_order(self) -> tuple[int, ...]:
+        """The logical dimensions in major-to-minor memory order (the reversed layout)."""
+        return tuple(reversed(self.minor_to_major()))
+
+    def physical_dims(self) -> tuple[int, ...]:
+        """The dimension sizes in major-to-minor memory order."""
+        return tuple(self.dims[k] for k in self.physical_order())
+
+    def arrays(self) -> tuple[Shape, ...]:
+        """The array shapes an instruction of this shape produces: its elements, or itself."""
+        return self.elements if self.elements is not None else (self,)
+
+    def __str__(self) -> str:
+        if self.elements is not None:
+            return "(" + ", ".join(str(e) for e in self.elements) + ")"
+        text = f"{self.dtype}[{','.join(map(str, self.dims))}]"
+        if self.layout is not None:
+            text += "{" + ",".join(map(str, self.layout)) + "}"
+        return text
+
+
+# ---------------------------------------------------------------------------- instructions
+@dataclasses.dataclass(frozen=True, slots=True)
+class Instruction:
+    """One HLO instruction.
+
+    Attributes:
+        name: the instruction's name (without a leading ``%``).
+        shape: its result shape.
+        opcode: e.g. ``add``, ``dynamic-slice``, ``fusion``.
+        operands: the operand names, in order.
+        operand_shapes: each operand's shape as written (None for a bare operand).
+        attrs: attribute name to its raw text (checked when the name is one of the known).
+        payload: the literal of ``parameter(N)`` and ``constant(...)`` ('' otherwise).
+        is_root: written with ``ROOT``.
+        line: the 1-based line where the instruction starts.
+        source: the text's origin, for error messages.
+
+    """
+
+    name: str
+    shape: Shape
+    opcode: str
+    operands: tuple[str, ...] = ()
+    operand_shapes: tuple[Shape | None, ...] = ()
+    attrs: Mapping[str, str] = dataclasses.field(default_factory=dict)
+    payload: str = ""
+    is_root: bool = False
+    line: int = 0
+    source: str = "<hlo>"
+
+    def error(self, reason: str) -> HloError:
+        """An :class:`HloError` about this instruction, naming it and its line."""
+        return HloError(f"{self.name} ({self.opcode}): {reason}", self.line, 0, self.source)
+
+    def _attr(self, name: str) -> str:
+        if name not in self.attrs:
+            raise self.error(f"needs the attribute {name}=")
+        return self.attrs[name]
+
+    def int_list(self, name: str, default: tuple[int, ...] | None = None) -> tuple[int, ...]:
+        """The attribute ``name={...}`` as ints; ``default`` when absent (else an error)."""
+        if name not in self.attrs and default is not None:
+            return default
+        try:
+            return parse_int_list(self._attr(name))
+        except ValueError as exc:
+            raise self.error(f"{name}=: {exc}") from None
+
+    def int_attr(self, name: str, default: int | None = None) -> int:
+        """The integer attribute ``name=N``; ``default`` when absent (else an error)."""
+        if name not in self.attrs and default is not None:
+            return default
+        try:
+            return parse_int(self._attr(name))
+        except ValueError as exc:
+            raise self.error(f"{name}=: {exc}") from None
+
+    def slice_dims(self) -> tuple[SliceDim, ...]:
+        """The ``slice=`` attribute."""
+        try:
+            return parse_slice(self._attr("slice"))
+        except ValueError as exc:
+            raise self.error(f"slice=: {exc}") from None
+
+    def padding(self) -> tuple[PadDim, ...]:
+        """The ``padding=`` attribute."""
+        try:
+            return parse_padding(self._attr("padding"))
+        except ValueError as exc:
+            raise self.error(f"padding=: {exc}") from None
+
+    def window(self) -> tuple[WindowDim, ...]:
+        """The ``window=`` attribute."""
+        try:
+            return parse_window(self._attr("window"))
+        except ValueError as exc:
+            raise self.error(f"window=: {exc}") from None
+
+    def parameter_number(self) -> int:
+        """N of ``parameter(N)``."""
+        try:
+            return parse_int(self.payload)
+        except ValueError:
+            raise self.error(f"expected parameter(N), found parameter({self.payload})") from None
+
+    def scalar_int_constant(self) -> int | None:
+        """The value of an integer scalar ``constant(N)``, or None for anything else."""
+        if self.opcode != "constant" or self.shape.is_tuple or self.shape.rank != 0:
+            return None
+        try:
+            return parse_int(self.payload)
+        except ValueError:
+            return None
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Computation:
+    """A named list of instructions with one root.
+
+    Attributes:
+        name: the computation's name.
+        instructions: in the order written; names are unique.
+        is_entry: written with ``ENTRY``.
+        line: where it starts.
+
+    """
+
+    name: str
+    instructions: tuple[Instruction, ...]
+    is_entry: bool = False
+    line: int = 0
+    _by_name: dict[str, Instruction] = dataclasses.field(
+        init=False, repr=False, compare=False, default_factory=dict
+    )
+
+    def __post_init__(self) -> None:
+        self._by_name.update((i.name, i) for i in self.instructions)
+
+    @property
+    def root(self) -> Instruction:
+        """The ``ROOT`` instruction, or the last one when none is marked."""
+        for inst in self.instructions:
+            if inst.is_root:
+                return inst
+        return self.instructions[-1]
+
+    def get(self, name: str) -> Instruction:
+        """The instruction called ``name`` (KeyError when there is none)."""
+        return self._by_name[name]
+
+    def operands_of(self, inst: Instruction) -> tuple[Instruction, ...]:
+        """The instructions defining ``inst``'s operands, in order."""
+        return tuple(self._by_name[n] for n in inst.operands)
+
+    def parameters(self) -> dict[int, Instruction]:
+        """The ``parameter(N)`` instructions by N."""
+        return {i.parameter_number(): i for i in self.instructions if i.opcode == "parameter"}
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Module:
+    """An HLO module: its computations, the entry one marked (or the last)."""
+
+    name: str
+    computations: tuple[Computation, ...]
+
+    @property
+    def entry(self) -> Computation:
+        """The ``ENTRY`` computation, or the last one when none is marked."""
+        for c in self.computations:
+            if c.is_entry:
+                return c
+        return self.computations[-1]
+
+    def computation(self, name: str) -> Computation:
+        """The computation called ``name``; raises :class:`HloError` when there is none."""
+        for c in self.computations:
+            if c.name == name:
+                return c
+        known = ", ".join(c.name for c in self.computations)
+        raise HloError(f"no computation named {name!r} (the module has {known})")
+
+
+# ---------------------------------------------------------------------------- tokens
+_TOKEN_RE: Final = re.compile(
+    r"""
+    (?P<space>\s+|/\*.*?\*/|//[^\n]*)
+  | (?P<string>"(?:[^"\\\n]|\\.)*")
+  | (?P<arrow>->)
+  | (?P<word>(?:[A-Za-z0-9_.%$+]|-(?!>))+)
+  | (?P<punct>[=,()\[\]{}:])
+    """,
+    re.VERBOSE | re.DOTALL,
+)
+_DTYPE_RE: Final = re.compile(r"pred|token|opaque|[suf]\d+|bf16|c64|c128|f8e\w+|f4e\w+|tf32")
+_NAME_RE: Final = re.compile(r"%?[A-Za-z_][A-Za-z0-9_.\-]*")
+_LITERAL_OPCODES: Final = frozenset({"parameter", "constant"})
+_MAX_TUPLE_DEPTH: Final = 64
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class _Tok:
+    kind: str
+    text: str
+    pos: int
+    line: int
+    col: int
+
+
+def _tokenize(text: str, source: str) -> list[_Tok]:
+    out: list[_Tok] = []
+    pos, line, line_start = 0, 1, 0
+    n = len(text)
+    while pos < n:
+        m = _TOKEN_RE.match(text, pos)
+        if m is None or m.lastgroup is None:
+            raise HloError(
+                f"unexpected character {text[pos]!r}", line, pos - line_start + 1, source
+            )
+        kind = m.lastgroup
+        if kind != "space":
+            out.append(_Tok(kind, m.group(), pos, line, pos - line_start + 1))
+        newlines = m.group().count("\n")
+        if newlines:
+            line += newlines
+            line_start = m.start() + m.group().rfind("\n") + 1
+        pos = m.end()
+    out.append(_Tok("end", "", n, line, n - line_start + 1))
+    return out
+
+
+def _strip(name: str) -> str:
+    return name[1:] if name.startswith("%") else name
+
+
+# ---------------------------------------------------------------------------- parser
+class _Parser:
+    def __init__(self, text: str, source: str) -> None:
+        self.text = text
+        self.source = source
+        self.toks = _tokenize(text, source)
+        self.i = 0
+
+    @property
+    def tok(self) -> _Tok:
+        return self.toks[self.i]
+
+    def peek(self, k: int = 1) -> _Tok:
+        return self.toks[min(self.i + k, len(self.toks) - 1)]
+
+    def error(self, reason: str, tok: _Tok | None = None) -> HloError:
+        t = tok or self.tok
+        found = f"found {t.text!r}" if t.kind != "end" else "found the end of the text"
+        return HloError(f"{reason}, {found}", t.line, t.col, self.source)
+
+    def at(self, text: str) -> bool:
+        return self.tok.kind in ("punct", "arrow") and self.tok.text == text
+
+    def accept(self, text: str) -> bool:
+        if self.at(text):
+            self.i += 1
+            return True
+        return False
+
+    def expect(self, text: str, what: str = "") -> _Tok:
+        tok = self.tok
+        if not self.accept(text):
+            raise self.error(f"expected {text!r}" + (f" {what}" if what else ""))
+        return tok
+
+    def word(self, what: str) -> _Tok:
+        tok = self.tok
+        if tok.kind != "word":
+            raise self.error(f"expected {what}")
+        self.i += 1
+        return tok
+
+    def name(self, what: str) -> str:
+        tok = self.word(what)
+        if not _NAME_RE.fullmatch(tok.text):
+            raise self.error(f"expected {what}", tok)
+        return _strip(tok.text)
+
+    def skip_group(self) -> str:
+        """Skip a balanced (), [] or {} group starting at the current token; its text."""
+        pairs = {"(": ")", "[": "]", "{": "}"}
+        start = self.tok
+        stack = [pairs[start.text]]
+        self.i += 1
+        while stack:
+            t = self.tok
+            if t.kind == "end":
+                raise self.error(f"unclosed {start.text!r} opened on line {start.line}")
+            if t.kind == "punct" and t.text in pairs:
+                stack.append(pairs[t.text])
+            elif t.kind == "punct" and t.text in (")", "]", "}"):
+                if t.text != stack[-1]:
+                    raise self.error(f"expected {stack[-1]!r} to close {start.text!r}")
+                stack.pop()
+            self.i += 1
+        end = self.toks[self.i - 1]
+        return self.text[start.pos : end.pos + 1]
+
+    # ---------------------------------------------------------------- shapes
+    def shape(self, depth: int = 0) -> Shape:
+        if self.at("("):
+            if depth >= _MAX_TUPLE_DEPTH:
+                raise self.error(f"tuple shapes nested deeper than {_MAX_TUPLE_DEPTH}")
+            self.i += 1
+            elements: list[Shape] = []
+            if not self.accept(")"):
+                while True:
+                    elements.append(self.shape(depth + 1))
+                    if self.accept(")"):
+                        break
+                    self.expect(",", "between tuple elements")
+            return Shape("tuple", elements=tuple(elements))
+        tok = self.tok
+        if tok.kind != "word" or not _DTYPE_RE.fullmatch(tok.text):
+            raise self.error("expected a shape like f32[10,20]")
+        self.i += 1
+        self.expect("[", f"after the element type {tok.text}")
+        dims: list[int] = []
+        if not self.accept("]"):
+            while True:
+                d = self.tok
+                if d.kind != "word" or not d.text.isdigit():
+                    raise self.error("expected a dimension size (a non-negative integer)")
+                dims.append(int(d.text))
+                self.i += 1
+                if self.accept("]"):
+                    break
+                if not self.at(","):
+                    raise self.error("expected ',' or ']' in the dimension sizes")
+                self.i += 1
+        layout = self.layout(len(dims)) if self.at("{") else None
+        return Shape(tok.text, tuple(dims), layout)
+
+    def layout(self, rank: int) -> tuple[int, ...]:
+        start = self.tok
+        self.i += 1
+        order: list[int] = []
+        while not self.accept("}"):
+            t = self.tok
+            if t.kind == "punct" and t.text == ":":
+                # A tiling or memory-space suffix (`:T(8,128)S(1)`): not indexing.
+                while not self.at("}"):
+                    if self.tok.kind == "end":
+                        raise self.error("unclosed layout")
+                    if self.at("("):
+                        self.skip_group()
+                    else:
+                        self.i += 1
+                continue
+            if t.kind != "word" or not t.text.isdigit():
+                raise self.error("expected a dimension number in the layout")
+            order.append(int(t.text))
+            self.i += 1
+            if not self.at("}") and not self.at(":"):
+                self.expect(",", "between layout dimensions")
+        if sorted(order) != list(range(rank)):
+            raise HloError(
+                f"layout {{{','.join(map(str, order))}}} is not a permutation of the "
+                f"{rank} dimensions",
+                start.line,
+                start.col,
+                self.source,
+            )
+        return tuple(order)
+
+    # ---------------------------------------------------------------- instructions
+    def starts_instruction(self) -> bool:
+        t = self.tok
+        if t.kind == "word" and t.text == "ROOT":
+            return True
+        return t.kind == "word" and self.peek().kind == "punct" and self.peek().text == "="
+
+    def _instruction_follows(self) -> bool:
+        nxt, after = self.peek(), self.peek(2)
+        if nxt.kind == "word" and nxt.text == "ROOT":
+            return True
+        return nxt.kind == "word" and after.kind == "punct" and after.text == "="
+
+    def instruction(self) -> Instruction:
+        first = self.tok
+        is_root = False
+        if first.kind == "word" and first.text == "ROOT":
+            is_root = True
+            self.i += 1
+        name = self.name("an instruction name")
+        self.expect("=", f"after the instruction name {name}")
+        shape = self.shape()
+        op_tok = self.word("an opcode")
+        opcode = op_tok.text
+        if not re.fullmatch(r"[a-z][a-z0-9\-]*", opcode):
+            raise self.error("expected an opcode", op_tok)
+        if not self.at("("):
+            raise self.error(f"expected '(' after the opcode {opcode}")
+        operands: list[str] = []
+        operand_shapes: list[Shape | None] = []
+        payload = ""
+        if opcode in _LITERAL_OPCODES:
+            payload = self.skip_group()[1:-1].strip()
+        else:
+            self.i += 1
+            if not self.accept(")"):
+                while True:
+                    typed: Shape | None = None
+                    if self.at("(") or (self.tok.kind == "word" and self.peek().text == "["):
+                        typed = self.shape()
+                    operands.append(self.name("an operand name"))
+                    operand_shapes.append(typed)
+                    if self.accept(")"):
+                        break
+                    self.expect(",", "between operands")
+        attrs: dict[str, str] = {}
+        while self.at(","):
+            self.i += 1
+            key_tok = self.word("an attribute name")
+            key = key_tok.text
+            self.expect("=", f"after the attribute name {key}")
+            value_tok = self.tok
+            value = self.attr_value()
+            if key in attrs:
+                raise HloError(
+                    f"attribute {key}= given twice", key_tok.line, key_tok.col, self.source
+                )
+            checker = CHECKERS.get(key)
+            if checker is not None:
+                try:
+                    checker(value)
+                except ValueError as exc:
+                    raise HloError(
+                        f"{name}: {key}=: {exc}", value_tok.line, value_tok.col, self.source
+                    ) from None
+            attrs[key] = value
+        return Instruction(
+            name,
+            shape,
+            opcode,
+            tuple(operands),
+            tuple(operand_shapes),
+            attrs,
+            payload,
+            is_root,
+            first.line,
+            self.source,
+        )
+
+    def attr_value(self) -> str:
+        t = self.tok
+        if t.kind == "punct" and t.text in "{[(":
+            return self.skip_group()
+        if t.kind in ("string", "word"):
+            self.i += 1
+            if t.kind == "word" and self.at("->"):
+                self.i += 1
+                rhs = self.word("a word after '->'")
+                return f"{t.text}->{rhs.text}"
+            return t.text
+        raise self.error("expected an attribute value")
+
+    def instructions_until(self, closing: str | None) -> list[Instruction]:
+        out: list[Instruction] = []
+        while True:
+            if closing is not None and self.at(closing):
+                return out
+            if self.tok.kind == "end":
+                if closing is not None:
+                    raise self.error(f"expected {closing!r} to end the computation")
+                return out
+            if not self.starts_instruction():
+                raise self.error("expected an instruction 'name = shape opcode(operands)'")
+            out.append(self.instruction())
+
+    # ---------------------------------------------------------------- module
+    def module(self) -> Module:
+        name = "module"
+        if self.tok.kind == "word" and self.tok.text == "HloModule":
+            self.i += 1
+            name = self.name("a module name")
+            while self.accept(","):
+                self.word("a module attribute name")
+                self.expect("=")
+                self.attr_value()
+        if self.tok.kind == "end":
+            raise self.error("expected a computation or instructions")
+        if self.starts_instruction():
+            first = self.tok
+            insts = self.instructions_until(None)
+            return Module(name, (self._computation("main", insts, True, first.line),))
+        comps: list[Computation] = []
+        while self.tok.kind != "end":
+            comps.append(self.computation())
+        return Module(name, tuple(comps))
+
+    def computation(self) -> Computation:
+        first = self.tok
+        is_entry = first.kind == "word" and first.text == "ENTRY"
+        if is_entry:
+            self.i += 1
+        name = self.name("a computation name (or an instruction)")
+        if self.at("("):
+            self.skip_group()  # signature: the parameters are read from the body
+            if self.accept("->"):
+                # The result shape may end in a layout brace: the body's brace is the
+                # one an instruction follows.
+                while not (self.at("{") and self._instruction_follows()):
+                    if self.tok.kind == "end":
+                        raise self.error(f"expected '{{' to open the computation {name}")
+                    self.i += 1
+        self.expect("{", f"to open the computation {name}")
+        insts = self.instructions_until("}")
+        self.expect("}")
+        while self.accept(","):  # e.g. execution_thread="main"
+            self.word("a computation attribute name")
+            self.expect("=")
+            self.attr_value()
+        return self._computation(name, insts, is_entry, first.line)
+
+    def _computation(
+        self, name: str, insts: list[Instruction], is_entry: bool, line: int
+    ) -> Computation:
+        if not insts:
+            raise HloError(f"computation {name} has no instructions", line, 0, self.source)
+        return Computation(name, tuple(insts), is_entry, line)
+
+
+# ---------------------------------------------------------------------------- checks
+def _check_computation(comp: Computation, source: str) -> None:
+    roots = [i for i in comp.instructions if i.is_root]
+    if len(roots) > 1:
+        r = roots[1]
+        raise HloError(f"computation {comp.name} has a second ROOT ({r.name})", r.line, 0, source)
+    by_name: dict[str, Instruction] = {}
+    for inst in comp.instructions:
+        if inst.name in by_name:
+            raise inst.error(f"the name is already used on line {by_name[inst.name].line}")
+        by_name[inst.name] = inst
+    numbers: dict[int, Instruction] = {}
+    for inst in comp.instructions:
+        if inst.opcode == "parameter":
+            k = inst.parameter_number()
+            if k in numbers:
+                raise inst.error(f"parameter({k}) is also {numbers[k].name}")
+            numbers[k] = inst
+        for opname, typed in zip(inst.operands, inst.operand_shapes, strict=True):
+            if opname not in by_name:
+                raise inst.error(f"operand {opname!r} is not defined in computation {comp.name}")
+            defined = by_name[opname].shape
+            if typed is not None and _dims_of(typed) != _dims_of(defined):
+                raise inst.error(f"operand {opname} is written {typed} but defined as {defined}")
+    if sorted(numbers) != list(range(len(numbers))):
+        raise HloError(
+            f"computation {comp.name}: parameter numbers {sorted(numbers)} are not "
+            f"0..{len(numbers) - 1}",
+            comp.line,
+            0,
+            source,
+        )
+    _check_acyclic(comp)
+
+
+def _dims_of(s: Shape) -> object:
+    return tuple(_dims_of(e) for e in s.elements) if s.elements is not None else s.dims
+
+
+def _check_acyclic(comp: Computation) -> None:
+    by_name = {i.name: i for i in comp.instructions}
+    state: dict[str, int] = {}  # 1: on the stack, 2: done
+    for start in comp.instructions:
+        if start.name in state:
+            continue
+        stack: list[tuple[Instruction, Iterator[str]]] = [(start, iter(start.operands))]
+        state[start.name] = 1
+        while stack:
+            inst, it = stack[-1]
+            nxt = next(it, None)
+            if nxt is None:
+                state[inst.name] = 2
+                stack.pop()
+                continue
+            s = state.get(nxt)
+            if s == 1:
+                raise inst.error(f"uses {nxt}, which depends on {inst.name} (a cycle)")
+            if s is None:
+                state[nxt] = 1
+                stack.append((by_name[nxt], iter(by_name[nxt].operands)))
+
+
+def _check_calls(module: Module, source: str) -> None:
+    names = {c.name for c in module.computations}
+    seen: set[str] = set()
+    for c in module.computations:
+        if c.name in seen:
+            raise HloError(f"computation name {c.name} is used twice", c.line, 0, source)
+        seen.add(c.name)
+    for c in module.computations:
+        for inst in c.instructions:
+            if inst.opcode != "fusion":
+                continue
+            if "calls" not in inst.attrs:
+                raise inst.error("a fusion needs calls=COMPUTATION")
+            callee = inst.attrs["calls"].lstrip("%")
+            if callee not in names:
+                raise inst.error(f"calls={callee}, which is not a computation of the module")
+
+
+def parse_hlo(text: str, source: str = "<hlo>") -> Module:
+    """Parse HLO text (see the module docstring) into a :class:`Module`.
+
+    Checks that names are unique, operands are defined in their computation (and match
+    their written shape), parameter numbers are 0..n-1, there is no cycle, fusions call
+    existing computations, and known attributes are well formed. Raises
+    :class:`HloError` naming the line and the reason otherwise.
+    """
+    parser = _Parser(text, source)
+    module = parser.module()
+    for comp in module.computations:
+        _check_computation(comp, source)
+    _check_calls(module, source)
+    return module

@@ -1,0 +1,171 @@
+"""``quorem hlo``: indexing maps of an HLO instruction or fusion, read from HLO text."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any, TextIO
+
+from quorem.engine.errors import QuoremError
+from quorem.engine.indexing.hlo import Computation, HloError, Module, parse_hlo
+from quorem.engine.indexing.hlo_indexing import (
+    OperandMaps,
+    format_indexing,
+    fused_input_to_output,
+    fused_output_to_input,
+    input_to_output,
+    output_to_input,
+)
+from quorem.engine.indexing.mapsyntax import print_map
+
+__all__ = ["HloUsageError", "add_hlo_parser", "cmd_hlo"]
+
+_EPILOG = """\
+The analysed instruction is the ROOT of the ENTRY computation (or of the last
+computation, or of --computation NAME); a fusion is analysed through the computation it
+calls. --fused reads the computation itself as a fusion body instead: its root is
+mapped to its parameters (operand id = parameter number), composing every instruction
+on the way.
+
+examples:
+  quorem hlo model.hlo                          # output-to-input, per operand
+  quorem hlo model.hlo --input-to-output --operand 0
+  quorem hlo model.hlo --physical --json        # indices in memory (layout) order
+
+JSON output:
+  {"direction": "output_to_input", "operands": [{"operand": i, "maps": [MAP, ...]}, ...]}
+  {"direction": "input_to_output", "operand": I, "maps": [MAP, ...]}
+  where MAP is XLA's textual form, or null for unknown indexing.
+
+Exit status: 0 success; 2 usage or input error.
+"""
+
+
+class HloUsageError(QuoremError):
+    """A bad combination of ``quorem hlo`` options, or an unreadable file."""
+
+
+def _non_negative(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a non-negative integer, got {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected a non-negative integer, got {value}")
+    return value
+
+
+def add_hlo_parser(subs: Any) -> None:
+    """Register ``quorem hlo`` on a subparsers object (its handler is :func:`cmd_hlo`)."""
+    p = subs.add_parser(
+        "hlo",
+        help="indexing maps of an HLO instruction or fusion",
+        description="Print XLA-style indexing maps of the root instruction of an HLO "
+        "computation: from an output index to the operand indices it reads, or back.",
+        epilog=_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("file", metavar="FILE.hlo", help="HLO text ('-' for standard input)")
+    p.add_argument(
+        "--input-to-output",
+        action="store_true",
+        help="map an index of operand --operand to the output instead",
+    )
+    p.add_argument("--operand", type=_non_negative, metavar="I", help="operand (or parameter) I")
+    p.add_argument(
+        "--output",
+        type=_non_negative,
+        default=0,
+        metavar="K",
+        help="output K of a tuple-shaped root (default 0)",
+    )
+    p.add_argument("--physical", action="store_true", help="index in the shapes' layout order")
+    p.add_argument("--fused", action="store_true", help="read the computation as a fusion body")
+    p.add_argument("--computation", metavar="NAME", help="analyse computation NAME")
+    p.add_argument("--json", action="store_true", help="write one JSON object")
+    p.add_argument(
+        "--keep-unused",
+        action="store_true",
+        help="keep range and runtime variables that no result uses",
+    )
+    p.add_argument(
+        "--no-simplify", action="store_true", help="print the maps as built and composed"
+    )
+    p.set_defaults(handler=cmd_hlo)
+
+
+def _read(path: str) -> str:
+    if path == "-":
+        return sys.stdin.read()
+    try:
+        with open(path, encoding="utf-8") as f:
+            return f.read()
+    except OSError as exc:
+        raise HloUsageError(f"cannot read {path}: {exc.strerror or exc}") from None
+    except UnicodeDecodeError:
+        raise HloUsageError(f"{path} is not UTF-8 text") from None
+
+
+def _options(args: argparse.Namespace) -> dict[str, bool]:
+    return {
+        "physical": args.physical,
+        "simplify": not args.no_simplify,
+        "remove_unused": not args.keep_unused,
+    }
+
+
+def _out_to_in(args: argparse.Namespace, module: Module, comp: Computation) -> list[OperandMaps]:
+    if args.fused:
+        return fused_output_to_input(module, comp, args.output, **_options(args))
+    return output_to_input(module, comp, comp.root, args.output, **_options(args))
+
+
+def _in_to_out(args: argparse.Namespace, module: Module, comp: Computation) -> OperandMaps:
+    if args.fused:
+        if args.operand not in comp.parameters():
+            raise HloError(f"computation {comp.name} has no parameter({args.operand})", comp.line)
+        per_output = fused_input_to_output(module, comp, args.operand, **_options(args))
+    else:
+        per_output = input_to_output(module, comp, comp.root, args.operand, **_options(args))
+    k: int = args.output
+    if k >= len(per_output):
+        raise comp.root.error(f"has {len(per_output)} outputs, there is no output {k}")
+    return per_output[k]
+
+
+def _texts(maps: OperandMaps) -> list[str | None]:
+    return [None if m is None else print_map(m) for m in maps]
+
+
+def cmd_hlo(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    """``quorem hlo``: print the root's indexing maps (text or ``--json``); 0 on success.
+
+    Raises :class:`HloUsageError` for bad options or an unreadable file and
+    :class:`~quorem.engine.indexing.hlo.HloError` for malformed or inconsistent HLO.
+    """
+    if args.input_to_output and args.operand is None:
+        raise HloUsageError("--input-to-output needs --operand I")
+    if not args.input_to_output and args.operand is not None:
+        raise HloUsageError("--operand is for --input-to-output")
+    source = "<stdin>" if args.file == "-" else args.file
+    module = parse_hlo(_read(args.file), source)
+    comp = module.entry if args.computation is None else module.computation(args.computation)
+    record: dict[str, Any]
+    if args.input_to_output:
+        maps = _in_to_out(args, module, comp)
+        if not args.json:
+            out.write(format_indexing([maps], "output id", [args.output]))
+            return 0
+        record = {"direction": "input_to_output", "operand": args.operand, "maps": _texts(maps)}
+    else:
+        per_operand = _out_to_in(args, module, comp)
+        if not args.json:
+            out.write(format_indexing(per_operand))
+            return 0
+        record = {
+            "direction": "output_to_input",
+            "operands": [{"operand": i, "maps": _texts(ms)} for i, ms in enumerate(per_operand)],
+        }
+    out.write(json.dumps(record) + "\n")
+    return 0

@@ -1,0 +1,429 @@
+"""HLO indexing analysis: instruction and fusion indexing maps, logical or physical.
+
+* :func:`output_to_input` and :func:`input_to_output` give the maps of one
+  instruction (a ``fusion`` instruction through its called computation);
+* :func:`fused_output_to_input` and :func:`fused_input_to_output` treat a whole
+  computation as a fusion: its root is mapped to its parameters (and back) by
+  composing the maps of every instruction on the way, simplifying each composition and
+  keeping each distinct map once per parameter (XLA's grouped output-to-input indexing);
+* ``physical=True`` gives maps between physical indices (memory order, see
+  :mod:`quorem.engine.indexing.hlo_layout`) instead of logical ones.
+
+Every function returns one :data:`OperandMaps` per operand (or per output): a tuple of
+distinct maps, where ``None`` stands for unknown indexing. Maps are simplified with
+:func:`~quorem.engine.indexing.simplify.simplify_map` unless ``simplify=False``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Final
+
+from quorem.engine.indexing import hlo_ops
+from quorem.engine.indexing.compose import compose
+from quorem.engine.indexing.hlo import Computation, HloError, Instruction, Module, Shape
+from quorem.engine.indexing.hlo_layout import logical_to_physical, physical_to_logical
+from quorem.engine.indexing.hlo_ops import OperandMaps, identity_map
+from quorem.engine.indexing.map import IndexingMap
+from quorem.engine.indexing.mapsyntax import print_map
+from quorem.engine.indexing.simplify import simplify_map
+from quorem.engine.term import Term
+
+__all__ = [
+    "OperandMaps",
+    "format_indexing",
+    "fused_input_to_output",
+    "fused_output_to_input",
+    "input_to_output",
+    "output_to_input",
+]
+
+
+class _Options:
+    """How maps are finished, and the fusions being expanded (to refuse recursion)."""
+
+    def __init__(self, simplify: bool, remove_unused: bool) -> None:
+        self.simplify = simplify
+        self.remove_unused = remove_unused
+        self.active: list[str] = []
+
+    def finish(self, m: IndexingMap) -> IndexingMap:
+        return simplify_map(m, remove_unused=self.remove_unused) if self.simplify else m
+
+
+def _key(m: IndexingMap | None) -> str:
+    return "unknown indexing" if m is None else print_map(m)
+
+
+def _distinct(maps: Iterable[IndexingMap | None]) -> OperandMaps:
+    """The maps with duplicates (by canonical printed form) removed, in first-seen order."""
+    seen: dict[str, IndexingMap | None] = {}
+    for m in maps:
+        seen.setdefault(_key(m), m)
+    return tuple(seen.values())
+
+
+# A map to compose further, and the finished (simplified) map. Compositions go on from the
+# unsimplified composition while it is small: simplifying a few steps at once sees
+# patterns (a linearization undone by a later delinearization) that step-by-step
+# simplification may already have rewritten away. Unsimplified compositions grow
+# exponentially as trees along a chain (each step uses an index several times), so past
+# _MAX_TREE nodes they restart from the finished map, as XLA composes.
+_Entry = tuple[IndexingMap | None, IndexingMap | None]
+_Bucket = dict[str, _Entry]  # distinct maps, keyed by the finished map's printed form
+_MAX_TREE: Final = 400
+
+
+def _tree_size(m: IndexingMap) -> int:
+    """The number of nodes of ``m``'s terms written out as trees (shared subterms repeated)."""
+    sizes: dict[Term, int] = {}
+    stack = [*m.results, *(e for e, _, _ in m.constraints)]
+    roots = list(stack)
+    while stack:
+        t = stack[-1]
+        pending = [a for a in t.args if a not in sizes]
+        if pending:
+            stack.extend(pending)
+            continue
+        stack.pop()
+        sizes[t] = 1 + sum(sizes[a] for a in t.args)
+    return sum(sizes[t] for t in roots)
+
+
+def _add_compositions(
+    bucket: _Bucket, firsts: Iterable[_Entry], seconds: OperandMaps, opts: _Options
+) -> None:
+    """Add every ``second ∘ first`` to ``bucket``; unknown when either is unknown."""
+    for carried, _ in firsts:
+        for s in seconds:
+            if carried is None or s is None:
+                bucket.setdefault(_key(None), (None, None))
+                continue
+            composed = compose(carried, s)
+            done = opts.finish(composed)
+            if opts.simplify and _tree_size(composed) > _MAX_TREE:
+                composed = done
+            bucket.setdefault(_key(done), (composed, done))
+
+
+def _finished(bucket: _Bucket | None) -> OperandMaps:
+    return tuple(done for _, done in (bucket or {}).values())
+
+
+def _composed(bucket: _Bucket | None) -> OperandMaps:
+    return tuple(raw for raw, _ in (bucket or {}).values())
+
+
+def _output_shape(inst: Instruction, output_id: int) -> Shape:
+    arrays = inst.shape.arrays()
+    if not 0 <= output_id < len(arrays):
+        raise inst.error(f"has {len(arrays)} outputs, there is no output {output_id}")
+    return arrays[output_id]
+
+
+def _post_order(comp: Computation) -> list[Instruction]:
+    """The instructions the root depends on (and the root), each after its operands."""
+    by_name = {i.name: i for i in comp.instructions}
+    done: set[str] = set()
+    order: list[Instruction] = []
+    stack: list[tuple[Instruction, int]] = [(comp.root, 0)]
+    while stack:
+        inst, k = stack.pop()
+        if k < len(inst.operands):
+            stack.append((inst, k + 1))
+            nxt = inst.operands[k]
+            if nxt not in done:  # the parser refused cycles
+                stack.append((by_name[nxt], 0))
+        elif inst.name not in done:
+            done.add(inst.name)
+            order.append(inst)
+    return order
+
+
+# ---------------------------------------------------------------------------- one instruction
+def _op_out_to_in(
+    module: Module, comp: Computation, inst: Instruction, output_id: int, opts: _Options
+) -> list[OperandMaps]:
+    if inst.opcode == "fusion":
+        callee = _callee(module, comp, inst)
+        with _Expanding(opts, inst, callee):
+            return [_composed(b) for b in _fused_out_to_in(module, callee, output_id, opts)]
+    return hlo_ops.output_to_input(inst, comp.operands_of(inst), output_id)
+
+
+def _op_in_to_out(
+    module: Module, comp: Computation, inst: Instruction, operand_id: int, opts: _Options
+) -> list[OperandMaps]:
+    if inst.opcode == "fusion":
+        callee = _callee(module, comp, inst)
+        if not 0 <= operand_id < len(inst.operands):
+            raise inst.error(f"has {len(inst.operands)} operands, there is no operand {operand_id}")
+        with _Expanding(opts, inst, callee):
+            return [_composed(b) for b in _fused_in_to_out(module, callee, operand_id, opts)]
+    return hlo_ops.input_to_output(inst, comp.operands_of(inst), operand_id)
+
+
+def _callee(module: Module, comp: Computation, inst: Instruction) -> Computation:
+    callee = module.computation(inst.attrs["calls"].lstrip("%"))
+    params = callee.parameters()
+    if len(params) != len(inst.operands):
+        raise inst.error(
+            f"has {len(inst.operands)} operands but {callee.name} has {len(params)} parameters"
+        )
+    for k, op in enumerate(comp.operands_of(inst)):
+        if _dims(op.shape) != _dims(params[k].shape):
+            raise inst.error(
+                f"operand {k} ({op.name}) is {op.shape}, parameter({k}) of {callee.name} is "
+                f"{params[k].shape}"
+            )
+    if _dims(inst.shape) != _dims(callee.root.shape):
+        raise inst.error(
+            f"its shape {inst.shape} differs from {callee.name}'s root {callee.root.shape}"
+        )
+    return callee
+
+
+def _dims(s: Shape) -> object:
+    return tuple(_dims(e) for e in s.elements) if s.elements is not None else s.dims
+
+
+class _Expanding:
+    """Context manager marking a fusion's computation as being expanded."""
+
+    def __init__(self, opts: _Options, inst: Instruction, callee: Computation) -> None:
+        self.opts, self.inst, self.callee = opts, inst, callee
+
+    def __enter__(self) -> None:
+        if self.callee.name in self.opts.active:
+            raise self.inst.error(f"calls {self.callee.name}, which is already being expanded")
+        self.opts.active.append(self.callee.name)
+
+    def __exit__(self, *exc: object) -> None:
+        self.opts.active.pop()
+
+
+# ---------------------------------------------------------------------------- fusion traversal
+def _fused_out_to_in(
+    module: Module, comp: Computation, output_id: int, opts: _Options
+) -> list[_Bucket]:
+    root = comp.root
+    start = identity_map(_output_shape(root, output_id).dims)
+    # Maps from the root's output to each (instruction, output id) reached so far.
+    reached: dict[tuple[str, int], _Bucket] = {
+        (root.name, output_id): {_key(start): (start, start)}
+    }
+    for inst in reversed(_post_order(comp)):  # every user before the instructions it uses
+        if inst.opcode == "parameter":
+            continue
+        operands = comp.operands_of(inst)
+        for k in range(len(inst.shape.arrays())):
+            consumer = reached.get((inst.name, k))
+            if not consumer:
+                continue
+            per_operand = _op_out_to_in(module, comp, inst, k, opts)
+            for i, producer in enumerate(per_operand):
+                target = (operands[i].name, hlo_ops.operand_output_id(inst, i))
+                _add_compositions(reached.setdefault(target, {}), consumer.values(), producer, opts)
+    params = comp.parameters()
+    out: list[_Bucket] = []
+    for n in range(len(params)):
+        p = params[n]
+        if p.shape.is_tuple:
+            # An element of a tuple parameter is read: no map indexes the tuple itself.
+            read = any(key[0] == p.name for key in reached)
+            out.append({_key(None): (None, None)} if read else {})
+        else:
+            out.append(reached.get((p.name, 0), {}))
+    return out
+
+
+def _fused_in_to_out(
+    module: Module, comp: Computation, parameter: int, opts: _Options
+) -> list[_Bucket]:
+    params = comp.parameters()
+    if parameter not in params:
+        raise HloError(f"computation {comp.name} has no parameter({parameter})", comp.line)
+    p = params[parameter]
+    if p.shape.is_tuple:
+        raise p.error("indexing from a tuple-shaped parameter is not supported")
+    start = identity_map(p.shape.dims)
+    reached: dict[tuple[str, int], _Bucket] = {(p.name, 0): {_key(start): (start, start)}}
+    for inst in _post_order(comp):  # every instruction after those it uses
+        for i, op in enumerate(comp.operands_of(inst)):
+            source = reached.get((op.name, hlo_ops.operand_output_id(inst, i)))
+            if not source:
+                continue
+            per_output = _op_in_to_out(module, comp, inst, i, opts)
+            for k, consumer in enumerate(per_output):
+                _add_compositions(
+                    reached.setdefault((inst.name, k), {}), source.values(), consumer, opts
+                )
+    root = comp.root
+    return [reached.get((root.name, k), {}) for k in range(len(root.shape.arrays()))]
+
+
+# ---------------------------------------------------------------------------- physical layouts
+def _physical_out_to_in(
+    maps: list[OperandMaps], out: Shape, operands: Sequence[Shape], opts: _Options
+) -> list[OperandMaps]:
+    """Logical output-to-input maps made physical.
+
+    Output physical -> output logical -> operand logical -> operand physical.
+    """
+    to_logical = physical_to_logical(out)
+    out_maps: list[OperandMaps] = []
+    for ms, shape in zip(maps, operands, strict=True):
+        to_physical = logical_to_physical(_array(shape))
+        out_maps.append(
+            _distinct(
+                None if m is None else opts.finish(compose(compose(to_logical, m), to_physical))
+                for m in ms
+            )
+        )
+    return out_maps
+
+
+def _physical_in_to_out(
+    maps: list[OperandMaps], operand: Shape, outs: Sequence[Shape], opts: _Options
+) -> list[OperandMaps]:
+    """Logical input-to-output maps made physical, from the operand's physical index."""
+    to_logical = physical_to_logical(_array(operand))
+    out_maps: list[OperandMaps] = []
+    for ms, shape in zip(maps, outs, strict=True):
+        to_physical = logical_to_physical(shape)
+        out_maps.append(
+            _distinct(
+                None if m is None else opts.finish(compose(compose(to_logical, m), to_physical))
+                for m in ms
+            )
+        )
+    return out_maps
+
+
+def _array(shape: Shape) -> Shape:
+    if shape.is_tuple:
+        raise HloError(f"physical indexing of the tuple {shape} is not supported")
+    return shape
+
+
+def _finish_all(maps: list[OperandMaps], opts: _Options) -> list[OperandMaps]:
+    return [_distinct(None if m is None else opts.finish(m) for m in ms) for ms in maps]
+
+
+# ---------------------------------------------------------------------------- public API
+def output_to_input(
+    module: Module,
+    computation: Computation,
+    inst: Instruction,
+    output_id: int = 0,
+    *,
+    physical: bool = False,
+    simplify: bool = True,
+    remove_unused: bool = True,
+) -> list[OperandMaps]:
+    """Per operand of ``inst``, the maps from an index of its output ``output_id``.
+
+    ``inst`` belongs to ``computation`` of ``module``. A ``fusion`` is analysed through
+    its called computation. With ``physical``, indices are in memory order of the
+    shapes' layouts. Ops without operands give ``[]``; unsupported ops give unknown
+    (``None``) maps. Raises :class:`HloError` on inconsistent shapes or attributes.
+    """
+    opts = _Options(simplify, remove_unused)
+    _output_shape(inst, output_id)
+    maps = _op_out_to_in(module, computation, inst, output_id, opts)
+    if not physical:
+        return _finish_all(maps, opts)
+    shapes = [op.shape for op in computation.operands_of(inst)]
+    if inst.opcode == "get-tuple-element":
+        shapes = [_output_shape(computation.operands_of(inst)[0], inst.int_attr("index"))]
+    return _physical_out_to_in(maps, _output_shape(inst, output_id), shapes, opts)
+
+
+def input_to_output(
+    module: Module,
+    computation: Computation,
+    inst: Instruction,
+    operand_id: int,
+    *,
+    physical: bool = False,
+    simplify: bool = True,
+    remove_unused: bool = True,
+) -> list[OperandMaps]:
+    """Per output of ``inst``, the maps from an index of its operand ``operand_id``.
+
+    Otherwise as :func:`output_to_input`. Ops XLA gives no input-to-output indexing
+    (gather, dynamic-slice, reduce-window, ...) give unknown (``None``) maps.
+    """
+    opts = _Options(simplify, remove_unused)
+    maps = _op_in_to_out(module, computation, inst, operand_id, opts)
+    if not physical:
+        return _finish_all(maps, opts)
+    operand = computation.operands_of(inst)[operand_id].shape
+    if inst.opcode == "get-tuple-element":
+        operand = _output_shape(computation.operands_of(inst)[0], inst.int_attr("index"))
+    return _physical_in_to_out(maps, operand, inst.shape.arrays(), opts)
+
+
+def fused_output_to_input(
+    module: Module,
+    computation: Computation,
+    output_id: int = 0,
+    *,
+    physical: bool = False,
+    simplify: bool = True,
+    remove_unused: bool = True,
+) -> list[OperandMaps]:
+    """Per parameter number, the maps from the root's output ``output_id`` to it.
+
+    The computation is read as a fusion: the maps of the instructions between the root
+    and each parameter are composed (in reverse post-order, users first), each
+    composition simplified, and each distinct map kept once. A parameter the root does
+    not read gets ``()``.
+    """
+    opts = _Options(simplify, remove_unused)
+    opts.active.append(computation.name)
+    buckets = _fused_out_to_in(module, computation, output_id, opts)
+    if not physical:
+        return [_finished(b) for b in buckets]
+    params = computation.parameters()
+    shapes = [params[n].shape for n in range(len(params))]
+    maps = [_composed(b) for b in buckets]
+    return _physical_out_to_in(maps, _output_shape(computation.root, output_id), shapes, opts)
+
+
+def fused_input_to_output(
+    module: Module,
+    computation: Computation,
+    parameter: int,
+    *,
+    physical: bool = False,
+    simplify: bool = True,
+    remove_unused: bool = True,
+) -> list[OperandMaps]:
+    """Per output of the root, the maps from parameter ``parameter`` to it.
+
+    The computation is read as a fusion; maps are composed from the parameter towards
+    the root. Unknown where an op on the way has no input-to-output indexing.
+    """
+    opts = _Options(simplify, remove_unused)
+    opts.active.append(computation.name)
+    buckets = _fused_in_to_out(module, computation, parameter, opts)
+    if not physical:
+        return [_finished(b) for b in buckets]
+    p = computation.parameters()[parameter]
+    maps = [_composed(b) for b in buckets]
+    return _physical_in_to_out(maps, p.shape, computation.root.shape.arrays(), opts)
+
+
+def format_indexing(
+    maps: Sequence[OperandMaps], label: str = "operand id", ids: Sequence[int] | None = None
+) -> str:
+    """XLA's textual form: ``operand id = N`` then each map (or ``unknown indexing``).
+
+    ``ids`` numbers the entries (default 0, 1, ...); ``label`` names them.
+    """
+    lines: list[str] = []
+    for n, ms in zip(range(len(maps)) if ids is None else ids, maps, strict=True):
+        lines.append(f"{label} = {n}")
+        lines.extend(f"  {_key(m)}" for m in ms)
+    return "\n".join(lines) + ("\n" if lines else "")

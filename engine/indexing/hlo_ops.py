@@ -1,0 +1,939 @@
+"""Indexing maps of single HLO instructions (XLA's indexing analysis, op by op).
+
+For an instruction, the *output-to-input* maps send an index of its output to the
+indices of each operand that computing that output element reads; the
+*input-to-output* maps send an index of one operand to the output indices it
+contributes to. Range variables ``s`` enumerate many elements (a reduction), runtime
+variables ``rt`` stand for values known only when the program runs (a dynamic offset).
+
+Maps are returned per operand (or per output) as a tuple of maps, a *set* that is
+usually one map; ``None`` in it means the indexing is unknown (an op or a direction
+XLA does not model either). Maps are built, not simplified: callers simplify.
+
+Shapes and attributes are checked before any index is used, so a malformed
+instruction raises :class:`~quorem.engine.indexing.hlo.HloError` naming its line.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Sequence
+from typing import Final
+
+from quorem.engine.indexing.compose import compose
+from quorem.engine.indexing.hlo import Instruction, PadDim, Shape
+from quorem.engine.indexing.hlo_layout import logical_to_physical, physical_to_logical
+from quorem.engine.indexing.map import IndexingMap
+from quorem.engine.term import Term, as_term
+
+__all__ = [
+    "ELEMENTWISE",
+    "OperandMaps",
+    "input_to_output",
+    "operand_output_id",
+    "output_to_input",
+    "pad_map",
+    "reshape_map",
+    "scalar_read_map",
+    "scalar_write_map",
+]
+
+OperandMaps = tuple[IndexingMap | None, ...]
+UNKNOWN: Final[OperandMaps] = (None,)
+
+# Ops whose output element i reads element i of each operand (a scalar operand, as
+# `select` and `clamp` allow, is read whole).
+ELEMENTWISE: Final = frozenset(
+    {
+        "abs",
+        "add",
+        "and",
+        "atan2",
+        "cbrt",
+        "ceil",
+        "clamp",
+        "clz",
+        "compare",
+        "complex",
+        "convert",
+        "copy",
+        "cosine",
+        "divide",
+        "erf",
+        "exponential",
+        "exponential-minus-one",
+        "floor",
+        "imag",
+        "is-finite",
+        "log",
+        "log-plus-one",
+        "logistic",
+        "map",
+        "maximum",
+        "minimum",
+        "multiply",
+        "negate",
+        "not",
+        "or",
+        "popcnt",
+        "power",
+        "real",
+        "reduce-precision",
+        "remainder",
+        "round-nearest-afz",
+        "round-nearest-even",
+        "rsqrt",
+        "select",
+        "shift-left",
+        "shift-right-arithmetic",
+        "shift-right-logical",
+        "sign",
+        "sine",
+        "sqrt",
+        "stochastic-convert",
+        "subtract",
+        "tan",
+        "tanh",
+        "xor",
+    }
+)
+_NO_OPERANDS: Final = frozenset({"parameter", "constant", "iota"})
+
+
+def _box(dims: Sequence[int]) -> list[tuple[int, int]]:
+    return [(0, n - 1) for n in dims]
+
+
+def identity_map(dims: Sequence[int]) -> IndexingMap:
+    """``(d...) -> (d...)`` over the box of ``dims``."""
+    return IndexingMap.build(_box(dims), lambda d, s, rt: list(d))
+
+
+def scalar_read_map(dims: Sequence[int]) -> IndexingMap:
+    """``(d...) -> ()``: every index of ``dims`` reads the one element of a scalar."""
+    return IndexingMap.build(_box(dims), lambda d, s, rt: [])
+
+
+def scalar_write_map(dims: Sequence[int]) -> IndexingMap:
+    """``()[s...] -> (s...)``: a scalar reaches every index of ``dims``."""
+    return IndexingMap.build([], lambda d, s, rt: list(s), range_vars=_box(dims))
+
+
+def _one(m: IndexingMap) -> list[OperandMaps]:
+    """One operand (or output), through the one map ``m``."""
+    return [(m,)]
+
+
+def _copies(m: IndexingMap, n: int) -> list[OperandMaps]:
+    """``n`` operands, each read through the one map ``m``."""
+    return [(m,) for _ in range(n)]
+
+
+# ---------------------------------------------------------------------------- reshape
+def _reshape_groups(src: Sequence[int], dst: Sequence[int]) -> list[tuple[list[int], list[int]]]:
+    """Split two shapes of equal element count into minimal runs of equal products.
+
+    Each run pairs consecutive dimensions of ``src`` with consecutive dimensions of
+    ``dst``; size-1 dimensions left over at the end form runs of their own (possibly
+    with no partner on the other side). Needs no zero-size dimension.
+    """
+    groups: list[tuple[list[int], list[int]]] = []
+    i = j = 0
+    while i < len(src) or j < len(dst):
+        gs: list[int] = []
+        gd: list[int] = []
+        ps = pd = 1
+        if i < len(src):
+            gs.append(i)
+            ps *= src[i]
+            i += 1
+        if j < len(dst):
+            gd.append(j)
+            pd *= dst[j]
+            j += 1
+        while ps != pd:
+            if ps < pd:
+                gs.append(i)
+                ps *= src[i]
+                i += 1
+            else:
+                gd.append(j)
+                pd *= dst[j]
+                j += 1
+        groups.append((gs, gd))
+    return groups
+
+
+def reshape_map(src: Sequence[int], dst: Sequence[int]) -> IndexingMap:
+    """The map from an index of shape ``dst`` to the ``src`` index of the same element.
+
+    Elements correspond in row-major order: this is the output-to-input map of a
+    reshape from ``src`` to ``dst``.
+
+    The shapes are split into minimal subshapes with equal element counts; in each,
+    the ``dst`` indices are linearized and the linear index delinearized into ``src``
+    indices, so a dimension that only changes name stays a bare variable. Shapes with
+    no element give the known-empty map. The counts must be equal (checked by callers).
+    """
+    total = 1
+    for n in src:
+        total *= n
+    if total == 0:
+        return IndexingMap.empty(len(dst), len(src))
+    groups = _reshape_groups(src, dst)
+
+    def results(d: list[Term], s: list[Term], rt: list[Term]) -> list[Term]:
+        out: list[Term] = [as_term(0)] * len(src)
+        for gs, gd in groups:
+            linear: Term = as_term(0)
+            stride = 1
+            for j in reversed(gd):
+                linear = linear + d[j] * stride
+                stride *= dst[j]
+            stride = 1
+            for k, i in enumerate(reversed(gs)):
+                e = linear // stride if stride != 1 else linear
+                # The outermost dimension of a run needs no `mod`: the linear index is
+                # below the run's element count.
+                out[i] = e % src[i] if k != len(gs) - 1 else e
+                stride *= src[i]
+        return out
+
+    return IndexingMap.build(_box(dst), results)
+
+
+# ---------------------------------------------------------------------------- pad
+def pad_map(src: Sequence[int], pads: Sequence[PadDim]) -> IndexingMap:
+    """The output-to-input map of padding an array of shape ``src`` by ``pads``.
+
+    The output dimension ``k`` has ``lo + hi + n + (n - 1) * interior`` elements; its
+    index ``d`` reads input index ``(d - lo) / (interior + 1)`` where that division is
+    exact (a ``mod`` constraint) and lands inside the input; other output indices are
+    outside the domain (they hold the padding value).
+    """
+    out_dims = [_padded_size(n, p) for n, p in zip(src, pads, strict=True)]
+    bounds: list[tuple[int, int]] = []
+    for n, p, size in zip(src, pads, out_dims, strict=True):
+        last = p.lo + (n - 1) * (p.interior + 1)
+        bounds.append((max(0, p.lo), min(size - 1, last)) if n > 0 else (0, -1))
+
+    def results(d: list[Term], s: list[Term], rt: list[Term]) -> list[Term]:
+        return [
+            (x - p.lo) // (p.interior + 1) if p.interior else x - p.lo
+            for x, p in zip(d, pads, strict=True)
+        ]
+
+    def constraints(d: list[Term], s: list[Term], rt: list[Term]) -> list[tuple[Term, int, int]]:
+        return [
+            ((x - p.lo) % (p.interior + 1), 0, 0)
+            for x, p in zip(d, pads, strict=True)
+            if p.interior
+        ]
+
+    return IndexingMap.build(bounds, results, constraints=constraints)
+
+
+def _padded_size(n: int, p: PadDim) -> int:
+    return p.lo + p.hi + n + max(0, n - 1) * p.interior
+
+
+# ---------------------------------------------------------------------------- context
+@dataclasses.dataclass(frozen=True, slots=True)
+class _Ctx:
+    """An instruction with the instructions defining its operands."""
+
+    inst: Instruction
+    operands: tuple[Instruction, ...]
+
+    def error(self, reason: str) -> Exception:
+        return self.inst.error(reason)
+
+    def out(self, output_id: int = 0) -> Shape:
+        arrays = self.inst.shape.arrays()
+        if not 0 <= output_id < len(arrays):
+            raise self.error(f"has {len(arrays)} outputs, there is no output {output_id}")
+        return arrays[output_id]
+
+    def outputs(self) -> tuple[Shape, ...]:
+        return self.inst.shape.arrays()
+
+    def arg(self, i: int) -> Shape:
+        """The array shape of operand ``i``."""
+        op = self.operands[i]
+        shape = op.shape
+        if self.inst.opcode == "get-tuple-element":
+            arrays = shape.arrays()
+            k = self.inst.int_attr("index")
+            if not 0 <= k < len(arrays):
+                raise self.error(f"index={k} but {op.name} has {len(arrays)} elements")
+            return arrays[k]
+        if shape.is_tuple:
+            raise self.error(f"operand {op.name} is a tuple {shape}; only arrays are indexed")
+        return shape
+
+    def n_args(self, *counts: int) -> None:
+        if len(self.operands) not in counts:
+            want = " or ".join(map(str, counts))
+            raise self.error(f"expects {want} operands, has {len(self.operands)}")
+
+    def dims_attr(self, name: str, rank: int, default: tuple[int, ...] | None = None) -> list[int]:
+        """An attribute listing distinct dimension numbers below ``rank``."""
+        got = self.inst.int_list(name, default)
+        if len(set(got)) != len(got) or any(not 0 <= k < rank for k in got):
+            raise self.error(f"{name}={{{','.join(map(str, got))}}} must be distinct dims < {rank}")
+        return list(got)
+
+    def same_dims(self, what: str, a: Sequence[int], b: Sequence[int]) -> None:
+        if tuple(a) != tuple(b):
+            raise self.error(f"{what}: expected [{_dims(b)}], found [{_dims(a)}]")
+
+
+def _dims(ds: Sequence[int]) -> str:
+    return ",".join(map(str, ds))
+
+
+# ---------------------------------------------------------------------------- ops
+def _elementwise_out(c: _Ctx, k: int) -> list[OperandMaps]:
+    out = c.out(k).dims
+    maps: list[OperandMaps] = []
+    for i in range(len(c.operands)):
+        dims = c.arg(i).dims
+        if not dims and out:
+            maps.append((scalar_read_map(out),))
+        else:
+            c.same_dims(f"operand {i} ({c.operands[i].name})", dims, out)
+            maps.append((identity_map(out),))
+    return maps
+
+
+def _bitcast_convert_out(c: _Ctx, k: int) -> list[OperandMaps]:
+    # Elementwise between types of one bit width; otherwise a dimension appears or
+    # disappears, which is not modelled.
+    c.n_args(1)
+    if c.arg(0).dims != c.out().dims:
+        return [UNKNOWN]
+    return _elementwise_out(c, k)
+
+
+def _bitcast_convert_in(c: _Ctx, i: int) -> list[OperandMaps]:
+    c.n_args(1)
+    if c.arg(0).dims != c.out().dims:
+        return [UNKNOWN]
+    return _elementwise_in(c, i)
+
+
+def _elementwise_in(c: _Ctx, i: int) -> list[OperandMaps]:
+    out = c.out().dims
+    dims = c.arg(i).dims
+    if not dims and out:
+        return _one(scalar_write_map(out))
+    c.same_dims(f"operand {i} ({c.operands[i].name})", dims, out)
+    return _one(identity_map(dims))
+
+
+def _broadcast_dims(c: _Ctx) -> tuple[list[int], tuple[int, ...], tuple[int, ...]]:
+    c.n_args(1)
+    out, src = c.out().dims, c.arg(0).dims
+    bdims = c.dims_attr("dimensions", len(out))
+    if len(bdims) != len(src):
+        raise c.error(f"dimensions= has {len(bdims)} entries, the operand has rank {len(src)}")
+    c.same_dims("the operand", src, [out[k] for k in bdims])
+    return bdims, out, src
+
+
+def _broadcast_out(c: _Ctx, k: int) -> list[OperandMaps]:
+    bdims, out, _ = _broadcast_dims(c)
+    return _one(IndexingMap.build(_box(out), lambda d, s, rt: [d[j] for j in bdims]))
+
+
+def _broadcast_in(c: _Ctx, i: int) -> list[OperandMaps]:
+    bdims, out, src = _broadcast_dims(c)
+    new = [j for j in range(len(out)) if j not in bdims]
+
+    def results(d: list[Term], s: list[Term], rt: list[Term]) -> list[Term]:
+        return [d[bdims.index(j)] if j in bdims else s[new.index(j)] for j in range(len(out))]
+
+    return _one(IndexingMap.build(_box(src), results, range_vars=_box([out[j] for j in new])))
+
+
+def _transpose_perm(c: _Ctx) -> tuple[list[int], tuple[int, ...], tuple[int, ...]]:
+    c.n_args(1)
+    out, src = c.out().dims, c.arg(0).dims
+    perm = c.dims_attr("dimensions", len(src))
+    if len(perm) != len(src):
+        raise c.error(f"dimensions= must be a permutation of the {len(src)} operand dims")
+    c.same_dims("the output", out, [src[p] for p in perm])
+    return perm, out, src
+
+
+def _transpose_out(c: _Ctx, k: int) -> list[OperandMaps]:
+    perm, out, _ = _transpose_perm(c)
+    inverse = [perm.index(j) for j in range(len(perm))]
+    return _one(IndexingMap.build(_box(out), lambda d, s, rt: [d[k] for k in inverse]))
+
+
+def _transpose_in(c: _Ctx, i: int) -> list[OperandMaps]:
+    perm, _, src = _transpose_perm(c)
+    return _one(IndexingMap.build(_box(src), lambda d, s, rt: [d[p] for p in perm]))
+
+
+def _reverse(c: _Ctx, k: int) -> list[OperandMaps]:
+    # Its own inverse: the same map in both directions.
+    c.n_args(1)
+    out = c.out().dims
+    c.same_dims("the operand", c.arg(0).dims, out)
+    rdims = c.dims_attr("dimensions", len(out))
+
+    def results(d: list[Term], s: list[Term], rt: list[Term]) -> list[Term]:
+        return [out[j] - 1 - x if j in rdims else x for j, x in enumerate(d)]
+
+    return _one(IndexingMap.build(_box(out), results))
+
+
+def _slice_check(c: _Ctx) -> tuple[list[tuple[int, int]], tuple[int, ...], tuple[int, ...]]:
+    c.n_args(1)
+    out, src = c.out().dims, c.arg(0).dims
+    sl = c.inst.slice_dims()
+    if len(sl) != len(src):
+        raise c.error(f"slice= has {len(sl)} dimensions, the operand has rank {len(src)}")
+    for j, (x, n) in enumerate(zip(sl, src, strict=True)):
+        if not 0 <= x.start <= x.limit <= n:
+            raise c.error(f"slice dimension {j} [{x.start}:{x.limit}] is outside [0:{n}]")
+    c.same_dims("the output", out, [-(-(x.limit - x.start) // x.stride) for x in sl])
+    return [(x.start, x.stride) for x in sl], out, src
+
+
+def _slice_out(c: _Ctx, k: int) -> list[OperandMaps]:
+    sl, out, _ = _slice_check(c)
+
+    def results(d: list[Term], s: list[Term], rt: list[Term]) -> list[Term]:
+        return [x * st + a for x, (a, st) in zip(d, sl, strict=True)]
+
+    return _one(IndexingMap.build(_box(out), results))
+
+
+def _slice_in(c: _Ctx, i: int) -> list[OperandMaps]:
+    sl, out, _ = _slice_check(c)
+    # Only the input indices the slice keeps: from start, every stride-th, out many.
+    bounds = [(a, a + (n - 1) * st) if n else (0, -1) for (a, st), n in zip(sl, out, strict=True)]
+
+    def results(d: list[Term], s: list[Term], rt: list[Term]) -> list[Term]:
+        return [(x - a) // st if st != 1 else x - a for x, (a, st) in zip(d, sl, strict=True)]
+
+    def constraints(d: list[Term], s: list[Term], rt: list[Term]) -> list[tuple[Term, int, int]]:
+        return [((x - a) % st, 0, 0) for x, (a, st) in zip(d, sl, strict=True) if st != 1]
+
+    return _one(IndexingMap.build(bounds, results, constraints=constraints))
+
+
+def _concat_check(c: _Ctx) -> tuple[int, list[int], tuple[int, ...]]:
+    if not c.operands:
+        raise c.error("needs at least one operand")
+    out = c.out().dims
+    axes = c.dims_attr("dimensions", len(out))
+    if len(axes) != 1:
+        raise c.error("dimensions= must name the one concatenated dimension")
+    axis = axes[0]
+    offsets: list[int] = []
+    at = 0
+    for i in range(len(c.operands)):
+        dims = c.arg(i).dims
+        want = list(out)
+        if len(dims) == len(out):
+            want[axis] = dims[axis]
+        c.same_dims(f"operand {i} ({c.operands[i].name})", dims, want)
+        offsets.append(at)
+        at += dims[axis]
+    if at != out[axis]:
+        raise c.error(
+            f"the operands add up to {at} along dimension {axis}, the output has {out[axis]}"
+        )
+    return axis, offsets, out
+
+
+def _concat_out(c: _Ctx, k: int) -> list[OperandMaps]:
+    axis, offsets, out = _concat_check(c)
+    maps: list[OperandMaps] = []
+    for i, off in enumerate(offsets):
+        n = c.arg(i).dims[axis]
+        bounds = _box(out)
+        bounds[axis] = (off, off + n - 1)
+        maps.append((IndexingMap.build(bounds, _shifted(axis, -off)),))
+    return maps
+
+
+def _concat_in(c: _Ctx, i: int) -> list[OperandMaps]:
+    axis, offsets, _ = _concat_check(c)
+    return _one(IndexingMap.build(_box(c.arg(i).dims), _shifted(axis, offsets[i])))
+
+
+def _shifted(axis: int, by: int) -> Callable[[list[Term], list[Term], list[Term]], list[Term]]:
+    def results(d: list[Term], s: list[Term], rt: list[Term]) -> list[Term]:
+        return [x + by if j == axis else x for j, x in enumerate(d)]
+
+    return results
+
+
+def _reshape_check(c: _Ctx) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    c.n_args(1)
+    out, src = c.out().dims, c.arg(0).dims
+    if c.out().num_elements != c.arg(0).num_elements:
+        raise c.error(
+            f"cannot reshape [{_dims(src)}] ({c.arg(0).num_elements} elements) to "
+            f"[{_dims(out)}] ({c.out().num_elements})"
+        )
+    return out, src
+
+
+def _reshape_out(c: _Ctx, k: int) -> list[OperandMaps]:
+    out, src = _reshape_check(c)
+    return _one(reshape_map(src, out))
+
+
+def _reshape_in(c: _Ctx, i: int) -> list[OperandMaps]:
+    out, src = _reshape_check(c)
+    return _one(reshape_map(out, src))
+
+
+def _bitcast_out(c: _Ctx, k: int) -> list[OperandMaps]:
+    # A bitcast keeps the bytes: the physical (memory-order) index is reshaped. Logical
+    # output -> physical output -> physical input -> logical input.
+    _reshape_check(c)
+    out, src = c.out(), c.arg(0)
+    m = compose(logical_to_physical(out), reshape_map(src.physical_dims(), out.physical_dims()))
+    return _one(compose(m, physical_to_logical(src)))
+
+
+def _bitcast_in(c: _Ctx, i: int) -> list[OperandMaps]:
+    _reshape_check(c)
+    out, src = c.out(), c.arg(0)
+    m = compose(logical_to_physical(src), reshape_map(out.physical_dims(), src.physical_dims()))
+    return _one(compose(m, physical_to_logical(out)))
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class _Dot:
+    lhs: tuple[int, ...]
+    rhs: tuple[int, ...]
+    lb: list[int]
+    rb: list[int]
+    lc: list[int]
+    rc: list[int]
+    lf: list[int]
+    rf: list[int]
+
+
+def _dot_check(c: _Ctx) -> _Dot:
+    c.n_args(2)
+    lhs, rhs = c.arg(0).dims, c.arg(1).dims
+    lb = c.dims_attr("lhs_batch_dims", len(lhs), ())
+    rb = c.dims_attr("rhs_batch_dims", len(rhs), ())
+    lc = c.dims_attr("lhs_contracting_dims", len(lhs), ())
+    rc = c.dims_attr("rhs_contracting_dims", len(rhs), ())
+    if len(lb) != len(rb) or len(lc) != len(rc):
+        raise c.error("lhs and rhs need as many batch dims, and as many contracting dims")
+    if set(lb) & set(lc) or set(rb) & set(rc):
+        raise c.error("a dimension cannot be both batch and contracting")
+    c.same_dims("rhs batch sizes", [rhs[j] for j in rb], [lhs[j] for j in lb])
+    c.same_dims("rhs contracting sizes", [rhs[j] for j in rc], [lhs[j] for j in lc])
+    lf = [j for j in range(len(lhs)) if j not in lb and j not in lc]
+    rf = [j for j in range(len(rhs)) if j not in rb and j not in rc]
+    want = [lhs[j] for j in lb] + [lhs[j] for j in lf] + [rhs[j] for j in rf]
+    c.same_dims("the output", c.out().dims, want)
+    return _Dot(lhs, rhs, lb, rb, lc, rc, lf, rf)
+
+
+def _dot_out(c: _Ctx, k: int) -> list[OperandMaps]:
+    t = _dot_check(c)
+    out = c.out().dims
+    nb, nlf = len(t.lb), len(t.lf)
+
+    def side(
+        batch: list[int], contr: list[int], free: list[int], first_free: int, rank: int
+    ) -> IndexingMap:
+        def results(d: list[Term], s: list[Term], rt: list[Term]) -> list[Term]:
+            res: list[Term] = []
+            for j in range(rank):
+                if j in batch:
+                    res.append(d[batch.index(j)])
+                elif j in contr:
+                    res.append(s[contr.index(j)])
+                else:
+                    res.append(d[first_free + free.index(j)])
+            return res
+
+        return IndexingMap.build(_box(out), results, range_vars=_box([t.lhs[j] for j in t.lc]))
+
+    return [
+        (side(t.lb, t.lc, t.lf, nb, len(t.lhs)),),
+        (side(t.rb, t.rc, t.rf, nb + nlf, len(t.rhs)),),
+    ]
+
+
+def _dot_in(c: _Ctx, i: int) -> list[OperandMaps]:
+    t = _dot_check(c)
+    if i == 0:
+        batch, own_free, other = t.lb, t.lf, [t.rhs[j] for j in t.rf]
+        src = t.lhs
+    else:
+        batch, own_free, other = t.rb, t.rf, [t.lhs[j] for j in t.lf]
+        src = t.rhs
+
+    def results(d: list[Term], s: list[Term], rt: list[Term]) -> list[Term]:
+        res = [d[j] for j in batch]
+        own = [d[j] for j in own_free]
+        # Output dims: batch, then lhs free, then rhs free; the other side's free
+        # dims are all reached (range variables).
+        return res + (own + list(s) if i == 0 else list(s) + own)
+
+    return _one(IndexingMap.build(_box(src), results, range_vars=_box(other)))
+
+
+def _reduce_check(c: _Ctx) -> tuple[int, list[int], tuple[int, ...], tuple[int, ...]]:
+    n = len(c.operands) // 2
+    if n == 0 or len(c.operands) != 2 * n:
+        raise c.error("expects inputs followed by as many init values")
+    src = c.arg(0).dims
+    rdims = sorted(c.dims_attr("dimensions", len(src)))
+    kept = [src[j] for j in range(len(src)) if j not in rdims]
+    outs = c.outputs()
+    if len(outs) != n:
+        raise c.error(f"has {n} inputs but {len(outs)} outputs")
+    for i in range(n):
+        c.same_dims(f"input {i} ({c.operands[i].name})", c.arg(i).dims, src)
+        c.same_dims(f"init value {i} ({c.operands[n + i].name})", c.arg(n + i).dims, ())
+        c.same_dims(f"output {i}", outs[i].dims, kept)
+    return n, rdims, src, tuple(kept)
+
+
+def _reduce_out(c: _Ctx, k: int) -> list[OperandMaps]:
+    n, rdims, src, kept = _reduce_check(c)
+    c.out(k)
+    free = [j for j in range(len(src)) if j not in rdims]
+
+    def results(d: list[Term], s: list[Term], rt: list[Term]) -> list[Term]:
+        return [s[rdims.index(j)] if j in rdims else d[free.index(j)] for j in range(len(src))]
+
+    m = IndexingMap.build(_box(kept), results, range_vars=_box([src[j] for j in rdims]))
+    return _copies(m, n) + _copies(scalar_read_map(kept), n)
+
+
+def _reduce_in(c: _Ctx, i: int) -> list[OperandMaps]:
+    n, rdims, src, kept = _reduce_check(c)
+    if i >= n:
+        return _copies(scalar_write_map(kept), n)
+    free = [j for j in range(len(src)) if j not in rdims]
+    return _copies(IndexingMap.build(_box(src), lambda d, s, rt: [d[j] for j in free]), n)
+
+
+def _reduce_window_out(c: _Ctx, k: int) -> list[OperandMaps]:
+    n = len(c.operands) // 2
+    if n == 0 or len(c.operands) != 2 * n:
+        raise c.error("expects inputs followed by as many init values")
+    src = c.arg(0).dims
+    window = c.inst.window()
+    if len(window) != len(src):
+        raise c.error(f"window= has {len(window)} dimensions, the input has rank {len(src)}")
+    out = c.out(k).dims
+    for i in range(n):
+        c.same_dims(f"input {i} ({c.operands[i].name})", c.arg(i).dims, src)
+        c.same_dims(f"init value {i} ({c.operands[n + i].name})", c.arg(n + i).dims, ())
+    pads = [PadDim(w.pad_lo, w.pad_hi, w.base_dilation - 1) for w in window]
+    want = []
+    for x, w, p in zip(src, window, pads, strict=True):
+        padded = _padded_size(x, p)
+        extent = (w.size - 1) * w.window_dilation + 1
+        want.append((padded - extent) // w.stride + 1 if padded >= extent else 0)
+    for j in range(len(c.outputs())):
+        c.same_dims(f"output {j}", c.out(j).dims, want)
+    # Windows of size 1 need no range variable (XLA does the same).
+    wide = [j for j, w in enumerate(window) if w.size > 1]
+
+    def results(d: list[Term], s: list[Term], rt: list[Term]) -> list[Term]:
+        return [
+            d[j] * w.stride + (s[wide.index(j)] * w.window_dilation if j in wide else 0)
+            for j, w in enumerate(window)
+        ]
+
+    windowed = IndexingMap.build(
+        _box(out), results, range_vars=[(0, window[j].size - 1) for j in wide]
+    )
+    # Windowing reads the padded (and base-dilated) input, which pad indexing maps back.
+    m = compose(windowed, pad_map(src, pads))
+    return _copies(m, n) + _copies(scalar_read_map(out), n)
+
+
+def _offsets(
+    c: _Ctx, first: int, src: Sequence[int], sizes: Sequence[int]
+) -> tuple[list[tuple[int, int]], list[int | None]]:
+    """Runtime-variable bounds of dynamic offsets, and constant offsets folded.
+
+    HLO clamps a start index so the slice stays inside the operand: offset ``k`` lies in
+    ``[0, src_k - size_k]``. An offset operand that is an integer scalar constant is
+    that constant, clamped.
+    """
+    rt_bounds: list[tuple[int, int]] = []
+    consts: list[int | None] = []
+    for j, (n, size) in enumerate(zip(src, sizes, strict=True)):
+        op = c.operands[first + j]
+        if c.arg(first + j).dims:
+            raise c.error(f"offset operand {op.name} must be a scalar")
+        value = op.scalar_int_constant()
+        if value is None:
+            consts.append(None)
+            rt_bounds.append((0, n - size))
+        else:
+            consts.append(min(max(value, 0), n - size))
+    return rt_bounds, consts
+
+
+def _rt_terms(consts: list[int | None], rt: list[Term]) -> list[Term]:
+    it = iter(rt)
+    return [next(it) if v is None else as_term(v) for v in consts]
+
+
+def _dynamic_slice_out(c: _Ctx, k: int) -> list[OperandMaps]:
+    if not c.operands:
+        raise c.error("needs an operand")
+    src = c.arg(0).dims
+    c.n_args(1 + len(src))
+    out = c.out().dims
+    if len(out) != len(src):
+        raise c.error(f"the output has rank {len(out)}, the operand rank {len(src)}")
+    sizes = c.inst.int_list("dynamic_slice_sizes", out)
+    c.same_dims("the output", out, sizes)
+    if any(s > n for s, n in zip(sizes, src, strict=True)):
+        raise c.error(f"slice sizes [{_dims(sizes)}] exceed the operand [{_dims(src)}]")
+    rt_bounds, consts = _offsets(c, 1, src, sizes)
+
+    def results(d: list[Term], s: list[Term], rt: list[Term]) -> list[Term]:
+        return [x + o for x, o in zip(d, _rt_terms(consts, rt), strict=True)]
+
+    m = IndexingMap.build(_box(out), results, rt_vars=rt_bounds)
+    return _copies(m, 1) + _copies(scalar_read_map(out), len(src))
+
+
+def _dus_check(
+    c: _Ctx,
+) -> tuple[tuple[int, ...], tuple[int, ...], list[tuple[int, int]], list[int | None]]:
+    if len(c.operands) < 2:
+        raise c.error("needs an operand and an update")
+    out = c.out().dims
+    c.n_args(2 + len(out))
+    c.same_dims("the operand", c.arg(0).dims, out)
+    upd = c.arg(1).dims
+    if len(upd) != len(out) or any(u > n for u, n in zip(upd, out, strict=True)):
+        raise c.error(f"the update [{_dims(upd)}] does not fit in [{_dims(out)}]")
+    rt_bounds, consts = _offsets(c, 2, out, upd)
+    return out, upd, rt_bounds, consts
+
+
+def _dus_out(c: _Ctx, k: int) -> list[OperandMaps]:
+    out, _, rt_bounds, consts = _dus_check(c)
+
+    def results(d: list[Term], s: list[Term], rt: list[Term]) -> list[Term]:
+        return [x - o for x, o in zip(d, _rt_terms(consts, rt), strict=True)]
+
+    # As XLA: the operand map is the identity (the update hides part of it) and the
+    # update map has no constraint keeping its result inside the update.
+    upd_map = IndexingMap.build(_box(out), results, rt_vars=rt_bounds)
+    return (
+        _copies(identity_map(out), 1)
+        + _copies(upd_map, 1)
+        + _copies(scalar_read_map(out), len(out))
+    )
+
+
+def _dus_in(c: _Ctx, i: int) -> list[OperandMaps]:
+    out, upd, rt_bounds, consts = _dus_check(c)
+    if i == 0:
+        return _one(identity_map(out))
+    if i >= 2:
+        return _one(scalar_write_map(out))
+
+    def results(d: list[Term], s: list[Term], rt: list[Term]) -> list[Term]:
+        return [x + o for x, o in zip(d, _rt_terms(consts, rt), strict=True)]
+
+    return _one(IndexingMap.build(_box(upd), results, rt_vars=rt_bounds))
+
+
+def _gather_out(c: _Ctx, k: int) -> list[OperandMaps]:
+    # Only the canonical form GatherSimplifier produces, as XLA.
+    c.n_args(2)
+    src, idx, out = c.arg(0).dims, c.arg(1).dims, c.out().dims
+    r = len(src)
+    if len(idx) != 2 or c.inst.int_attr("index_vector_dim") != 1:
+        raise c.error(
+            "only simplified gathers are supported: indices [N, K] with index_vector_dim=1"
+        )
+    if c.inst.int_list("offset_dims") != tuple(range(1, r + 1)):
+        raise c.error(f"only simplified gathers are supported: offset_dims={{1..{r}}}")
+    for name in ("collapsed_slice_dims", "operand_batching_dims", "start_indices_batching_dims"):
+        if c.inst.int_list(name, ()):
+            raise c.error(f"only simplified gathers are supported: {name} must be empty")
+    start = c.dims_attr("start_index_map", r)
+    if len(start) != idx[1]:
+        raise c.error(f"start_index_map has {len(start)} entries, the index vectors {idx[1]}")
+    sizes = c.inst.int_list("slice_sizes")
+    if len(sizes) != r or any(not 0 <= s <= n for s, n in zip(sizes, src, strict=True)):
+        raise c.error(f"slice_sizes must give {r} sizes within [{_dims(src)}]")
+    c.same_dims("the output", out, [idx[0], *sizes])
+
+    def results(d: list[Term], s: list[Term], rt: list[Term]) -> list[Term]:
+        return [d[1 + j] + rt[start.index(j)] if j in start else d[1 + j] for j in range(r)]
+
+    rt_bounds = [(0, src[j] - sizes[j]) for j in start]
+    operand = IndexingMap.build(_box(out), results, rt_vars=rt_bounds)
+    indices = IndexingMap.build(
+        _box(out), lambda d, s, rt: [d[0], s[0]], range_vars=[(0, idx[1] - 1)]
+    )
+    return [(operand,), (indices,)]
+
+
+def _tuple_out(c: _Ctx, k: int) -> list[OperandMaps]:
+    out = c.out(k).dims
+    if len(c.operands) != len(c.outputs()):
+        raise c.error(f"has {len(c.operands)} operands for {len(c.outputs())} elements")
+    c.same_dims(f"operand {k}", c.arg(k).dims, out)
+    return [(identity_map(out),) if i == k else () for i in range(len(c.operands))]
+
+
+def _tuple_in(c: _Ctx, i: int) -> list[OperandMaps]:
+    if len(c.operands) != len(c.outputs()):
+        raise c.error(f"has {len(c.operands)} operands for {len(c.outputs())} elements")
+    dims = c.arg(i).dims
+    c.same_dims(f"element {i}", c.out(i).dims, dims)
+    return [(identity_map(dims),) if j == i else () for j in range(len(c.outputs()))]
+
+
+def _gte(c: _Ctx, k: int) -> list[OperandMaps]:
+    c.n_args(1)
+    if not c.operands[0].shape.is_tuple:
+        raise c.error(f"operand {c.operands[0].name} is not a tuple")
+    out = c.out().dims
+    c.same_dims("the tuple element", c.arg(0).dims, out)
+    return _one(identity_map(out))
+
+
+def _pad_check(c: _Ctx) -> tuple[tuple[int, ...], tuple[PadDim, ...], tuple[int, ...]]:
+    c.n_args(2)
+    src, out = c.arg(0).dims, c.out().dims
+    pads = c.inst.padding()
+    if len(pads) != len(src):
+        raise c.error(f"padding= has {len(pads)} dimensions, the operand has rank {len(src)}")
+    c.same_dims("the padding value", c.arg(1).dims, ())
+    c.same_dims("the output", out, [_padded_size(n, p) for n, p in zip(src, pads, strict=True)])
+    if any(n < 0 for n in out):
+        raise c.error("the padding removes more than the whole operand")
+    return src, pads, out
+
+
+def _pad_out(c: _Ctx, k: int) -> list[OperandMaps]:
+    src, pads, out = _pad_check(c)
+    return [(pad_map(src, pads),), (scalar_read_map(out),)]
+
+
+def _pad_in(c: _Ctx, i: int) -> list[OperandMaps]:
+    src, pads, out = _pad_check(c)
+    if i == 1:
+        # Over-approximate: the value may land anywhere outside the operand's image.
+        return _one(scalar_write_map(out))
+    bounds: list[tuple[int, int]] = []
+    for n, p, size in zip(src, pads, out, strict=True):
+        step = p.interior + 1
+        # Input indices whose output lo + x * step lies in [0, size - 1].
+        bounds.append((max(0, -(p.lo // step)), min(n - 1, (size - 1 - p.lo) // step)))
+
+    def results(d: list[Term], s: list[Term], rt: list[Term]) -> list[Term]:
+        return [x * (p.interior + 1) + p.lo for x, p in zip(d, pads, strict=True)]
+
+    return _one(IndexingMap.build(bounds, results))
+
+
+def _unknown_out(c: _Ctx, k: int) -> list[OperandMaps]:
+    return [UNKNOWN] * len(c.operands)
+
+
+def _unknown_in(c: _Ctx, i: int) -> list[OperandMaps]:
+    return [UNKNOWN] * len(c.outputs())
+
+
+_Fn = Callable[[_Ctx, int], list[OperandMaps]]
+_OUT_TO_IN: Final[dict[str, _Fn]] = {
+    **dict.fromkeys(ELEMENTWISE, _elementwise_out),
+    "bitcast-convert": _bitcast_convert_out,
+    "broadcast": _broadcast_out,
+    "transpose": _transpose_out,
+    "reverse": _reverse,
+    "slice": _slice_out,
+    "concatenate": _concat_out,
+    "reshape": _reshape_out,
+    "bitcast": _bitcast_out,
+    "dot": _dot_out,
+    "reduce": _reduce_out,
+    "reduce-window": _reduce_window_out,
+    "dynamic-slice": _dynamic_slice_out,
+    "dynamic-update-slice": _dus_out,
+    "gather": _gather_out,
+    "pad": _pad_out,
+    "tuple": _tuple_out,
+    "get-tuple-element": _gte,
+}
+_IN_TO_OUT: Final[dict[str, _Fn]] = {
+    **dict.fromkeys(ELEMENTWISE, _elementwise_in),
+    "bitcast-convert": _bitcast_convert_in,
+    "broadcast": _broadcast_in,
+    "transpose": _transpose_in,
+    "reverse": _reverse,
+    "slice": _slice_in,
+    "concatenate": _concat_in,
+    "reshape": _reshape_in,
+    "bitcast": _bitcast_in,
+    "dot": _dot_in,
+    "reduce": _reduce_in,
+    "dynamic-update-slice": _dus_in,
+    "pad": _pad_in,
+    "tuple": _tuple_in,
+    "get-tuple-element": _gte,
+}
+
+
+def operand_output_id(inst: Instruction, operand: int) -> int:
+    """Which output of operand ``operand`` the instruction reads.
+
+    The tuple element ``index`` for ``get-tuple-element``, else 0.
+    """
+    return inst.int_attr("index") if inst.opcode == "get-tuple-element" else 0
+
+
+def output_to_input(
+    inst: Instruction, operands: Sequence[Instruction], output_id: int = 0
+) -> list[OperandMaps]:
+    """Per operand, the maps from an index of output ``output_id`` to that operand.
+
+    ``operands`` are the instructions defining the operands (their shapes, and integer
+    constants used as dynamic offsets, are read). Ops with no operands give ``[]``;
+    unsupported ops give ``(None,)`` per operand. Fusions are handled by
+    :mod:`quorem.engine.indexing.hlo_indexing`. Raises ``HloError`` on inconsistent
+    shapes or attributes.
+    """
+    c = _Ctx(inst, tuple(operands))
+    c.out(output_id)
+    if inst.opcode in _NO_OPERANDS:
+        return []
+    return _OUT_TO_IN.get(inst.opcode, _unknown_out)(c, output_id)
+
+
+def input_to_output(
+    inst: Instruction, operands: Sequence[Instruction], operand_id: int
+) -> list[OperandMaps]:
+    """Per output, the maps from an index of operand ``operand_id`` to that output.
+
+    Unsupported ops and directions give ``(None,)`` per output; an output the operand
+    does not reach (another element of a ``tuple``) gets ``()``. Raises ``HloError``
+    when there is no such operand or on inconsistent shapes or attributes.
+    """
+    c = _Ctx(inst, tuple(operands))
+    if not 0 <= operand_id < len(operands):
+        raise inst.error(f"has {len(operands)} operands, there is no operand {operand_id}")
+    return _IN_TO_OUT.get(inst.opcode, _unknown_in)(c, operand_id)

@@ -1,0 +1,103 @@
+"""``quorem map simplify``: simplify an indexing map given in XLA's textual form."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Iterator
+from typing import Any, TextIO
+
+from quorem.engine.errors import QuoremError
+from quorem.engine.indexing.mapsyntax import parse_map, print_map
+from quorem.engine.indexing.simplify import simplify_map
+
+__all__ = ["add_map_parser", "cmd_map", "map_record"]
+
+_EPILOG = """\
+examples:
+  quorem map simplify '(d0) -> (d0 floordiv 16, d0 mod 16), domain: d0 in [0, 63]'
+  quorem map simplify --batch maps.jsonl      # lines {"id": ..., "map": "..."}
+
+Batch output: one line per input line, {"id", "output"} or {"id", "error"}.
+Exit status: 0 success; 1 some batch lines had errors; 2 usage or input error.
+"""
+
+
+class MapInputError(QuoremError):
+    """An unreadable batch file or a malformed batch line."""
+
+
+def add_map_parser(subs: Any) -> None:
+    """Register ``quorem map`` (with its ``simplify`` action) on a subparsers object."""
+    p = subs.add_parser(
+        "map",
+        help="simplify XLA-style indexing maps",
+        description="Indexing maps in XLA's textual form: '(d0)[s0]{rt0} -> (exprs), "
+        "domain: d0 in [lo, hi], ..., expr in [lo, hi]'.",
+        epilog=_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("action", choices=["simplify"], help="what to do with the map")
+    p.add_argument("map", nargs="?", metavar="MAP", help="the map, in XLA's textual form")
+    p.add_argument("--batch", metavar="FILE", help='JSON lines {"id", "map"} (- for stdin)')
+    p.add_argument(
+        "--keep-unused",
+        action="store_true",
+        help="keep range and runtime variables that no result uses",
+    )
+    p.set_defaults(handler=cmd_map)
+
+
+def map_record(text: str, lineno: int, keep_unused: bool) -> dict[str, Any]:
+    """The output record of one batch line: ``{"id", "output"}`` or ``{"id", "error"}``."""
+    try:
+        obj = json.loads(text)
+    except json.JSONDecodeError as exc:
+        return {"id": None, "error": f"line {lineno}: not JSON: {exc.msg}"}
+    if not isinstance(obj, dict):
+        return {"id": None, "error": f"line {lineno}: expected a JSON object"}
+    ident = obj.get("id")
+    source = obj.get("map")
+    if not isinstance(source, str):
+        return {"id": ident, "error": f"line {lineno}: 'map' must be a string"}
+    try:
+        out = simplify_map(parse_map(source), remove_unused=not keep_unused)
+    except QuoremError as exc:
+        return {"id": ident, "error": f"line {lineno}: {exc}"}
+    except RecursionError:
+        return {"id": ident, "error": f"line {lineno}: map nested too deeply"}
+    return {"id": ident, "output": print_map(out)}
+
+
+def _lines(source: str) -> Iterator[tuple[int, str]]:
+    if source == "-":
+        yield from enumerate(sys.stdin, 1)
+        return
+    try:
+        with open(source, encoding="utf-8") as f:
+            yield from enumerate(f, 1)
+    except OSError as exc:
+        raise MapInputError(f"cannot read {source}: {exc.strerror or exc}") from None
+    except UnicodeDecodeError:
+        raise MapInputError(f"{source} is not UTF-8 text") from None
+
+
+def cmd_map(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    """``quorem map simplify``: print the simplified map, or a JSON line per batch line."""
+    if (args.map is None) == (args.batch is None):
+        raise MapInputError("give either MAP or --batch FILE")
+    if args.batch is None:
+        m = simplify_map(parse_map(args.map), remove_unused=not args.keep_unused)
+        out.write(print_map(m) + "\n")
+        return 0
+    status = 0
+    for lineno, text in _lines(args.batch):
+        if not text.strip():
+            continue
+        rec = map_record(text, lineno, args.keep_unused)
+        if "error" in rec:
+            status = 1
+        out.write(json.dumps(rec) + "\n")
+        out.flush()
+    return status

@@ -1,0 +1,378 @@
+"""The indexing-map simplifier: results and constraints through quorem's proven rules.
+
+Every rewrite of a term here is made by a rule of ``rules/``:
+
+* results and constraint expressions by the shipped rules (:func:`quorem.simplify`),
+  over the variables' boxes;
+* a constraint ``e in [lo, hi]`` is the pair of comparisons ``lo <= e`` and
+  ``e <= hi``, each rewritten by the shipped rules plus the constraint rules of
+  ``rules/constraints/`` (move constants, constant factors and divisors into the
+  bound; fold comparisons the box decides), and read back as a bound on what is left;
+* ``x mod a in [r, r]`` and ``x mod b in [r, r]`` merge into ``x mod lcm(a, b)`` by the
+  rule ``merge-residues``, and a variable's bounds snap to its residue class by
+  ``snap-lower``/``snap-upper``, rewriting the conjunction written as a product of 0/1
+  comparisons.
+
+The constraint rules are proven sound like every rule (``quorem verify``); they are
+applied here to terms built for the purpose, with a step budget, not by the fixed-point
+rewriter to user expressions (so no termination order is claimed for them). The
+simplifier's own loop ends: each pass either narrows a bound, removes a constraint or
+a division, or stops, and passes are capped.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterable
+from itertools import count
+from typing import Final
+
+from quorem.engine.indexing.map import IndexingMap, Variable
+from quorem.engine.indexing.mapsyntax import print_map
+from quorem.engine.ops import Op, Semantics
+from quorem.engine.rewrite import rewrite_term
+from quorem.engine.ruleset import RuleSet, constraint_ruleset, default_ruleset
+from quorem.engine.term import Term, compare, const, mod, product, var
+from quorem.engine.walk import free_names, replace_subterms, substitute
+
+__all__ = ["maps_equal", "simplify_map"]
+
+_MAX_PASSES: Final = 64
+_CONSTRAINT_STEPS: Final = 10_000
+
+
+def _simplify(t: Term, rules: RuleSet) -> Term:
+    return rewrite_term(t, rules)
+
+
+def _comparison(t: Term, rules: RuleSet) -> Term:
+    return rewrite_term(t, rules, max_steps=_CONSTRAINT_STEPS)
+
+
+@dataclasses.dataclass
+class _Bounds:
+    """What one pass learns: bounds on expressions (a bare variable's go to the box)."""
+
+    of: dict[Term, tuple[int, int]] = dataclasses.field(default_factory=dict)
+    empty: bool = False
+
+    def add(self, e: Term, lo: int, hi: int) -> None:
+        if e.is_const:
+            if not lo <= e.value <= hi:
+                self.empty = True
+            return
+        plo, phi = self.of.get(e, (lo, hi))
+        lo, hi = max(lo, plo), min(hi, phi)
+        if lo > hi:
+            self.empty = True
+        self.of[e] = (lo, hi)
+
+
+def _read_bound(r: Term, side: str, bounds: _Bounds, fallback: tuple[Term, int]) -> None:
+    """Record what a rewritten comparison says; ``fallback`` when it is no simple bound."""
+    if r.is_const:
+        if r.value == 0:
+            bounds.empty = True
+        return  # 1: implied by the box
+    if r.op is Op.LE:
+        a, b = r.args
+        if a.is_const and b.vmax is not None:
+            bounds.add(b, a.value, max(b.vmax, a.value))
+            return
+        if b.is_const and a.vmin is not None:
+            bounds.add(a, min(a.vmin, b.value), b.value)
+            return
+    e, k = fallback
+    if side == "lo":
+        bounds.add(e, k, max(k, e.vmax if e.vmax is not None else k))
+    else:
+        bounds.add(e, min(k, e.vmin if e.vmin is not None else k), k)
+
+
+def _constraint_pass(m: IndexingMap, rules: RuleSet, crules: RuleSet) -> IndexingMap:
+    """One pass over the constraints: simplify, move into bounds, fold into the box."""
+    bounds = _Bounds()
+    for expr, lo, hi in m.constraints:
+        e = _simplify(expr, rules)
+        low = _comparison(compare(Op.LE, const(lo), e), crules)
+        _read_bound(low, "lo", bounds, (e, lo))
+        high = _comparison(compare(Op.LE, e, const(hi)), crules)
+        _read_bound(high, "hi", bounds, (e, hi))
+        if bounds.empty:
+            return IndexingMap.empty(m.n_dims, m.n_results)
+    box = m.bounds()
+    kept: list[tuple[Term, int, int]] = []
+    for e, (lo, hi) in bounds.of.items():
+        if e.op is Op.VAR:
+            plo, phi = box[e.arg[0]]
+            box[e.arg[0]] = (max(lo, plo), min(hi, phi))
+        elif e.vmin is not None and e.vmax is not None and lo <= e.vmin and e.vmax <= hi:
+            continue  # implied by the box
+        else:
+            kept.append((e, lo, hi))
+    out = dataclasses.replace(m, constraints=tuple(kept))
+    return out.with_bounds(box)
+
+
+def _residues(m: IndexingMap) -> list[tuple[Term, int, int]]:
+    """The constraints ``x mod n in [r, r]``: (x, n, r)."""
+    out = []
+    for e, lo, hi in m.constraints:
+        if lo == hi and e.op is Op.FLOORMOD and e.args[1].is_const and e.args[1].value > 0:
+            out.append((e.args[0], e.args[1].value, lo))
+    return out
+
+
+def _residue_pass(m: IndexingMap, crules: RuleSet) -> IndexingMap:
+    """Merge residue constraints on one expression; snap variables to their class."""
+    residues = _residues(m)
+    if not residues:
+        return m
+    cons = list(m.constraints)
+    for i, (x, a, r) in enumerate(residues):
+        for y, b, s in residues[i + 1 :]:
+            if x is not y or r != s:
+                continue
+            ea, eb = mod(x, const(a), Semantics.FLOOR), mod(x, const(b), Semantics.FLOOR)
+            both = product([compare(Op.EQ, ea, const(r)), compare(Op.EQ, eb, const(r))])
+            merged = _comparison(both, crules)
+            if merged.op is Op.EQ and merged is not both:
+                got = [t for t in merged.args if not t.is_const]
+                cons = [c for c in cons if c[0] not in (ea, eb)]
+                cons.append((got[0], r, r))
+                return dataclasses.replace(m, constraints=tuple(cons)).normalized()
+    box = m.bounds()
+    changed = False
+    for x, n, r in residues:
+        if x.op is not Op.VAR:
+            continue
+        name = x.arg[0]
+        lo, hi = box[name]
+        free = var(name)  # unbounded: the comparison is the whole question
+        cls = compare(Op.EQ, mod(free, const(n), Semantics.FLOOR), const(r))
+        low = _comparison(product([compare(Op.LE, const(lo), free), cls]), crules)
+        high = _comparison(product([compare(Op.LE, free, const(hi)), cls]), crules)
+        new_lo = _bound_in(low, name, "lo", lo)
+        new_hi = _bound_in(high, name, "hi", hi)
+        if (new_lo, new_hi) != (lo, hi):
+            box[name] = (new_lo, new_hi)
+            changed = True
+    return m.with_bounds(box) if changed else m
+
+
+def _bound_in(t: Term, name: str, side: str, default: int) -> int:
+    """The constant bound on variable ``name`` in a product of comparisons, or default."""
+    factors = t.args if t.op is Op.MUL else (t,)
+    for f in factors:
+        if f.op is not Op.LE:
+            continue
+        a, b = f.args
+        if side == "lo" and a.is_const and b.op is Op.VAR and b.arg[0] == name:
+            return a.value
+        if side == "hi" and b.is_const and a.op is Op.VAR and a.arg[0] == name:
+            return b.value
+    return default
+
+
+def _point_variables(m: IndexingMap) -> IndexingMap:
+    """Variables whose interval is one point become that constant in every term."""
+    points = {v.name: const(v.lo) for v in m.variables() if v.lo == v.hi}
+    if not points:
+        return m
+    return dataclasses.replace(
+        m,
+        results=tuple(substitute(t, points) for t in m.results),
+        constraints=tuple((substitute(e, points), lo, hi) for e, lo, hi in m.constraints),
+    ).normalized()
+
+
+def _simplify_results(m: IndexingMap, rules: RuleSet) -> IndexingMap:
+    """Simplify each result, where constraints bound a subterm using that bound too.
+
+    A subterm equal to a constrained expression ``e in [lo, hi]`` is replaced by a fresh
+    variable ranging over ``[lo, hi]`` (narrowed by ``e``'s own range) before
+    simplifying and put back after: on the domain ``e`` lies in that interval, so what
+    holds for every value of the variable holds for ``e``.
+    """
+    fresh = count()
+    stand_in: dict[Term, Term] = {}
+    back: dict[str, Term] = {}
+    for e, lo, hi in m.constraints:
+        if e.op is Op.VAR or e.vmin is None or e.vmax is None:
+            continue
+        name = f"__c{next(fresh)}"
+        stand_in[e] = var(name, max(lo, e.vmin), min(hi, e.vmax))
+        back[name] = e
+    results = []
+    for t in m.results:
+        u = replace_subterms(t, stand_in) if stand_in else t
+        u = _simplify(u, rules)
+        if stand_in:
+            u = _simplify(substitute(u, back), rules)
+        results.append(u)
+    return dataclasses.replace(m, results=tuple(results))
+
+
+def _remove_unused(m: IndexingMap) -> IndexingMap:
+    """Drop range and runtime variables the results do not use (XLA's RemoveUnusedSymbols).
+
+    A constraint that mentions a used variable keeps every variable it mentions. A
+    constraint over unused variables only is dropped when a point of theirs satisfies
+    it (found by enumeration of at most 2**16 points); otherwise its variables stay.
+    """
+    used: set[str] = set().union(*(free_names(t) for t in m.results)) | {v.name for v in m.dims}
+    cons = [(e, lo, hi, free_names(e)) for e, lo, hi in m.constraints]
+    grew = True
+    while grew:
+        grew = False
+        for _, _, _, names in cons:
+            if names & used and not names <= used:
+                used |= names
+                grew = True
+    box = m.bounds()
+    kept = []
+    for e, lo, hi, names in cons:
+        if names <= used:
+            kept.append((e, lo, hi))
+        elif not _satisfiable(e, lo, hi, names, box):
+            used |= names
+            kept.append((e, lo, hi))
+    symbols = [v for v in m.range_vars + m.rt_vars if v.name not in used]
+    if not symbols:
+        return m
+    # Another constraint may have been dropped with the variables it shared.
+    kept = [(e, lo, hi) for e, lo, hi in kept if free_names(e) <= used]
+    range_vars = _renumber([v for v in m.range_vars if v.name in used], "s")
+    rt_vars = _renumber([v for v in m.rt_vars if v.name in used], "rt")
+    renames = {
+        old.name: new.term()
+        for old, new in zip(
+            [v for v in m.range_vars if v.name in used] + [v for v in m.rt_vars if v.name in used],
+            range_vars + rt_vars,
+            strict=True,
+        )
+        if old.name != new.name
+    }
+    return IndexingMap(
+        m.dims,
+        tuple(range_vars),
+        tuple(rt_vars),
+        tuple(substitute(t, renames) for t in m.results),
+        tuple((substitute(e, renames), lo, hi) for e, lo, hi in kept),
+    ).normalized()
+
+
+def _renumber(vs: list[Variable], prefix: str) -> list[Variable]:
+    """Default-named variables (``s3``) renumbered from 0; custom names kept."""
+    default = all(v.name.startswith(prefix) and v.name[len(prefix) :].isdigit() for v in vs)
+    if not default:
+        return vs
+    return [Variable(f"{prefix}{i}", v.lo, v.hi) for i, v in enumerate(vs)]
+
+
+def _satisfiable(
+    e: Term, lo: int, hi: int, names: Iterable[str], box: dict[str, tuple[int, int]]
+) -> bool:
+    from itertools import product as points  # noqa: PLC0415
+
+    from quorem.engine.evaluate import evaluate  # noqa: PLC0415
+
+    names = sorted(names)
+    sizes = 1
+    for n in names:
+        sizes *= box[n][1] - box[n][0] + 1
+    if sizes > 2**16:
+        return False
+    for p in points(*(range(box[n][0], box[n][1] + 1) for n in names)):
+        if lo <= evaluate(e, dict(zip(names, p, strict=True))) <= hi:
+            return True
+    return False
+
+
+def simplify_map(
+    m: IndexingMap,
+    *,
+    remove_unused: bool = True,
+    rules: RuleSet | None = None,
+) -> IndexingMap:
+    """Simplify ``m``: the same function on the same domain, written more simply.
+
+    Constraints are simplified, moved into bounds, merged, dropped when the box implies
+    them; the domain is shown empty when a constraint cannot hold (the map is then
+    known empty); variables with a one-point interval become constants; results are
+    simplified over the box and the constraints; with ``remove_unused``, range and
+    runtime variables no result uses are removed. Idempotent: simplifying the result
+    again changes nothing.
+    """
+    rules = rules or default_ruleset()
+    crules = constraint_ruleset()
+    m = m.normalized()
+    for _ in range(_MAX_PASSES):
+        if m.known_empty:
+            return m
+        before = m
+        m = _constraint_pass(m, rules, crules)
+        if not m.known_empty:
+            m = _residue_pass(m, crules)
+        if not m.known_empty:
+            m = _point_variables(m)
+        if m == before:
+            break
+    if m.known_empty:
+        return m
+    m = _simplify_results(m, rules)
+    if remove_unused:
+        m = _remove_unused(m)
+    return m.normalized()
+
+
+def maps_equal(a: IndexingMap, b: IndexingMap, *, timeout: float = 10.0) -> bool:
+    """Whether ``a`` and ``b`` are the same function on the same domain.
+
+    Both are first simplified, unused range and runtime variables removed; then their
+    variables correspond by position (dims, range and runtime variables). Decided by
+    simplification when the simplified maps print equal, or when each pair of results
+    simplifies to a zero difference on identical domains; failing that by Z3 (needs the
+    ``verify`` extra) or, without Z3, by enumerating a domain of at most 2**20 points.
+    Raises :class:`~quorem.engine.indexing.map.IndexingMapError` when undecided.
+    """
+    from quorem.engine.indexing.compare import decide_empty, decide_equal  # noqa: PLC0415
+    from quorem.engine.indexing.map import IndexingMapError  # noqa: PLC0415
+
+    if (a.n_dims, a.n_results) != (b.n_dims, b.n_results):
+        return False
+    sa, sb = simplify_map(a), simplify_map(b)
+    if sa.known_empty or sb.known_empty:
+        empty: bool | None = True
+        if not (sa.known_empty and sb.known_empty):
+            empty = decide_empty(sb if sa.known_empty else sa, timeout=timeout)
+        if empty is None:
+            raise IndexingMapError("could not decide whether a map's domain is empty")
+        return empty
+    if (len(sa.range_vars), len(sa.rt_vars)) != (len(sb.range_vars), len(sb.rt_vars)):
+        return False
+    b_named = _rename_like(sb, sa)
+    if print_map(sa) == print_map(b_named):
+        return True
+    verdict = decide_equal(sa, b_named, timeout=timeout)
+    if verdict is None:
+        raise IndexingMapError("could not decide whether the maps are equal (install z3-solver)")
+    return verdict
+
+
+def _rename_like(m: IndexingMap, like: IndexingMap) -> IndexingMap:
+    """``m`` with its variables renamed to ``like``'s, position by position."""
+    pairs = list(zip(m.variables(), like.variables(), strict=True))
+    renames = {v.name: var(w.name, v.lo, v.hi) for v, w in pairs if v.name != w.name}
+
+    def rn(vs: tuple[Variable, ...], ws: tuple[Variable, ...]) -> tuple[Variable, ...]:
+        return tuple(Variable(w.name, v.lo, v.hi) for v, w in zip(vs, ws, strict=True))
+
+    return IndexingMap(
+        rn(m.dims, like.dims),
+        rn(m.range_vars, like.range_vars),
+        rn(m.rt_vars, like.rt_vars),
+        tuple(substitute(t, renames) for t in m.results),
+        tuple((substitute(e, renames), lo, hi) for e, lo, hi in m.constraints),
+        m.known_empty,
+    ).normalized()

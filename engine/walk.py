@@ -1,0 +1,80 @@
+"""Walking terms: substitution, free variables, re-bounding.
+
+Terms are interned and carry their value range, which comes from the bounds of their
+variables. A map's variable bounds change (a constraint tightens one, composition
+renames them), so its terms are rebuilt with :func:`substitute`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from quorem.engine.ops import Op
+from quorem.engine.term import Term, rebuild, var
+
+__all__ = ["free_names", "rebound", "replace_subterms", "substitute"]
+
+
+def substitute(term: Term, replacements: Mapping[str, Term]) -> Term:
+    """``term`` with each variable named in ``replacements`` replaced by its term.
+
+    The result is rebuilt bottom-up in canonical form, so ranges follow the new
+    variables. Shared subterms are rebuilt once; depth is limited by memory only.
+    """
+    if not replacements:
+        return term
+    return _rebuild(term, {}, replacements)
+
+
+def replace_subterms(term: Term, replacements: Mapping[Term, Term]) -> Term:
+    """``term`` with every occurrence of a key of ``replacements`` replaced by its value.
+
+    Terms are interned, so an occurrence is a structurally equal subterm; a sum matches
+    only as a whole (``a + b`` is not found inside ``a + b + c``).
+    """
+    if not replacements:
+        return term
+    return _rebuild(term, dict(replacements), {})
+
+
+def _rebuild(term: Term, memo: dict[Term, Term], replacements: Mapping[str, Term]) -> Term:
+    stack: list[tuple[Term, bool]] = [(term, False)]
+    while stack:
+        t, ready = stack.pop()
+        if t in memo:
+            continue
+        if t.op is Op.VAR:
+            memo[t] = replacements.get(t.arg[0], t)
+            continue
+        if not t.args:
+            memo[t] = t
+            continue
+        if not ready:
+            stack.append((t, True))
+            stack.extend((a, False) for a in t.args if a not in memo)
+            continue
+        args = [memo[a] for a in t.args]
+        same = all(a is b for a, b in zip(args, t.args, strict=True))
+        memo[t] = t if same else rebuild(t, args)
+    return memo[term]
+
+
+def free_names(term: Term) -> set[str]:
+    """The names of the variables ``term`` mentions."""
+    seen: set[Term] = set()
+    names: set[str] = set()
+    stack = [term]
+    while stack:
+        t = stack.pop()
+        if t in seen:
+            continue
+        seen.add(t)
+        if t.op is Op.VAR:
+            names.add(t.arg[0])
+        stack.extend(t.args)
+    return names
+
+
+def rebound(term: Term, bounds: Mapping[str, tuple[int, int]]) -> Term:
+    """``term`` with the variables named in ``bounds`` given those inclusive bounds."""
+    return substitute(term, {n: var(n, lo, hi) for n, (lo, hi) in bounds.items()})

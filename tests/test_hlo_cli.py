@@ -1,0 +1,189 @@
+"""``quorem hlo``: the handler, driven through a parser of its own (as engine/cli.py will)."""
+
+from __future__ import annotations
+
+import argparse
+import io
+import json
+from pathlib import Path
+
+import pytest
+from quorem.engine.errors import QuoremError
+from quorem.engine.indexing.hlo import HloError
+from quorem.engine.indexing.hlo_cli import HloUsageError, add_hlo_parser
+from quorem.engine.indexing.mapsyntax import parse_map
+from quorem.engine.indexing.simplify import maps_equal
+
+FUSION = """
+HloModule m
+f {
+  p0 = f32[1000, 1000] parameter(0)
+  transpose_p0 = f32[1000, 1000]{0, 1} transpose(p0), dimensions={1, 0}
+  ROOT a0 = f32[1000, 1000] add(p0, transpose_p0)
+}
+ENTRY e {
+  p = f32[1000, 1000] parameter(0)
+  ROOT fusion = f32[1000, 1000] fusion(p), kind=kLoop, calls=f
+}
+"""
+DOM = "domain: d0 in [0, 999], d1 in [0, 999]"
+
+
+def run(*argv: str) -> tuple[int, str]:
+    parser = argparse.ArgumentParser(prog="quorem")
+    add_hlo_parser(parser.add_subparsers())
+    args = parser.parse_args(list(argv))
+    out, err = io.StringIO(), io.StringIO()
+    status = args.handler(args, out, err)
+    assert err.getvalue() == ""
+    return status, out.getvalue()
+
+
+@pytest.fixture
+def fusion_file(tmp_path: Path) -> str:
+    path = tmp_path / "fusion.hlo"
+    path.write_text(FUSION)
+    return str(path)
+
+
+def test_text_output_lists_each_operand_and_its_maps(fusion_file: str) -> None:
+    status, text = run("hlo", fusion_file)
+    assert status == 0
+    assert text.splitlines() == [
+        "operand id = 0",
+        f"  (d0, d1) -> (d0, d1), {DOM}",
+        f"  (d0, d1) -> (d1, d0), {DOM}",
+    ]
+
+
+def test_json_output_to_input(fusion_file: str) -> None:
+    _, text = run("hlo", fusion_file, "--json")
+    record = json.loads(text)
+    assert record["direction"] == "output_to_input"
+    ((entry,),) = [record["operands"]]
+    assert entry["operand"] == 0
+    assert sorted(entry["maps"]) == sorted(
+        [f"(d0, d1) -> (d0, d1), {DOM}", f"(d0, d1) -> (d1, d0), {DOM}"]
+    )
+
+
+def test_fused_reads_the_computation_as_a_fusion_body(fusion_file: str) -> None:
+    # The root of f itself is an add: its operands are p0 and transpose_p0 ...
+    _, text = run("hlo", fusion_file, "--computation", "f")
+    assert text.count("operand id") == 2
+    # ... but read as a fusion, its one parameter is read twice.
+    _, text = run("hlo", fusion_file, "--computation", "f", "--fused")
+    assert text.count("operand id") == 1
+    assert text.count("->") == 2
+
+
+def test_input_to_output(tmp_path: Path) -> None:
+    path = tmp_path / "slice.hlo"
+    path.write_text(
+        "p0 = f32[10, 20, 50] parameter(0)\n"
+        "slice = f32[5, 3, 25] slice(f32[10, 20, 50] p0), slice={[5:10:1], [3:20:7], [0:50:2]}\n"
+    )
+    _, text = run("hlo", str(path), "--input-to-output", "--operand", "0", "--json")
+    record = json.loads(text)
+    assert record["direction"] == "input_to_output"
+    assert record["operand"] == 0
+    (got,) = record["maps"]
+    expected = parse_map(
+        "(d0, d1, d2) -> (d0 - 5, (d1 - 3) floordiv 7, d2 floordiv 2), domain: d0 in [5, 9], "
+        "d1 in [3, 17], d2 in [0, 48], (d1 - 3) mod 7 in [0, 0], d2 mod 2 in [0, 0]"
+    )
+    assert maps_equal(parse_map(got), expected)
+    _, text = run("hlo", str(path), "--input-to-output", "--operand", "0")
+    assert text.splitlines()[0] == "output id = 0"
+
+
+def test_tuple_outputs_and_unknown_maps(tmp_path: Path) -> None:
+    path = tmp_path / "reduce.hlo"
+    path.write_text(
+        "p0 = f32[256,10] parameter(0)\np1 = s32[256,10] parameter(1)\n"
+        "i0 = f32[] constant(0)\ni1 = s32[] constant(0)\n"
+        "ROOT out = (f32[10], s32[10]) reduce(p0, p1, i0, i1), dimensions={0}, to_apply=max\n"
+    )
+    _, text = run("hlo", str(path), "--input-to-output", "--operand", "1", "--output", "1")
+    assert text.splitlines() == [
+        "output id = 1",
+        "  (d0, d1) -> (d1), domain: d0 in [0, 255], d1 in [0, 9]",
+    ]
+    path.write_text(
+        "c = f32[] constant(0)\np0 = f32[8] parameter(0)\n"
+        "ROOT r = f32[4] reduce-window(p0, c), window={size=2 stride=2}, to_apply=max\n"
+    )
+    _, text = run("hlo", str(path), "--input-to-output", "--operand", "0", "--json")
+    assert json.loads(text)["maps"] == [None]
+    _, text = run("hlo", str(path), "--input-to-output", "--operand", "0")
+    assert "unknown indexing" in text
+
+
+def test_physical_layouts(tmp_path: Path) -> None:
+    path = tmp_path / "layout.hlo"
+    path.write_text(
+        "p0 = f32[10, 20, 30] parameter(0)\nROOT e = f32[10, 20, 30]{1, 0, 2} exponential(p0)\n"
+    )
+    _, logical = run("hlo", str(path))
+    _, physical = run("hlo", str(path), "--physical")
+    assert "(d0, d1, d2) -> (d0, d1, d2)" in logical
+    assert "(d0, d1, d2) -> (d1, d2, d0), domain: d0 in [0, 29]" in physical
+
+
+def test_no_simplify_and_keep_unused(tmp_path: Path) -> None:
+    path = tmp_path / "chain.hlo"
+    path.write_text(
+        "p0 = f32[10, 10, 10] parameter(0)\nr1 = f32[50, 20] reshape(p0)\n"
+        "r2 = f32[10, 10, 10] reshape(r1)\n"
+    )
+    _, simplified = run("hlo", str(path), "--fused")
+    _, raw = run("hlo", str(path), "--fused", "--no-simplify")
+    assert "(d0, d1, d2) -> (d0, d1, d2), domain" in simplified
+    assert "mod" in raw and "mod" not in simplified
+    path.write_text(
+        "src = s32[2, 258] parameter(0)\nof1 = s32[] parameter(1)\nof2 = s32[] parameter(2)\n"
+        "ds = s32[2, 32] dynamic-slice(src, of1, of2), dynamic_slice_sizes={2, 32}\n"
+    )
+    _, text = run("hlo", str(path))
+    assert "{rt0}" in text  # rt0 in [0, 0] is a constant
+    _, text = run("hlo", str(path), "--keep-unused")
+    assert "{rt0, rt1}" in text
+
+
+def test_standard_input(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("sys.stdin", io.StringIO("p0 = f32[4] parameter(0)\nn = f32[4] negate(p0)"))
+    _, text = run("hlo", "-")
+    assert text.splitlines()[1] == "  (d0) -> (d0), domain: d0 in [0, 3]"
+
+
+@pytest.mark.parametrize(
+    ("argv", "error", "why"),
+    [
+        (["--input-to-output"], HloUsageError, "needs --operand"),
+        (["--operand", "0"], HloUsageError, "is for --input-to-output"),
+        (["--computation", "nope"], HloError, "no computation named 'nope'"),
+        (["--input-to-output", "--operand", "3"], HloError, "no operand 3"),
+        (["--input-to-output", "--operand", "3", "--fused", "--computation", "f"], HloError,
+         "no parameter(3)"),
+        (["--output", "2"], HloError, "no output 2"),
+    ],
+)  # fmt: skip
+def test_usage_errors(fusion_file: str, argv: list[str], error: type[Exception], why: str) -> None:
+    with pytest.raises(error) as info:
+        run("hlo", fusion_file, *argv)
+    assert why in str(info.value)
+    assert isinstance(info.value, QuoremError)  # the CLI prints it as `quorem: error: ...`
+
+
+def test_unreadable_and_malformed_files(tmp_path: Path) -> None:
+    with pytest.raises(HloUsageError, match="cannot read"):
+        run("hlo", str(tmp_path / "missing.hlo"))
+    bad = tmp_path / "bad.hlo"
+    bad.write_text("p0 = f32[4] parameter(0)\nx = f32[4] negate(p9)\n")
+    with pytest.raises(HloError) as info:
+        run("hlo", str(bad))
+    assert str(info.value).startswith(f"{bad}:2:")
+    binary = tmp_path / "binary.hlo"
+    binary.write_bytes(b"\xff\xfe\x00")
+    with pytest.raises(HloUsageError, match="not UTF-8"):
+        run("hlo", str(binary))
