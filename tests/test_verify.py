@@ -346,3 +346,34 @@ def test_a_query_the_first_strategy_gives_up_on_is_retried(
     assert prove(ob, 20.0).status == "proven"
     monkeypatch.setattr(prove_module, "_SCHEDULE", (("default", 0, 1e-6),))
     assert prove(ob, 20.0).status != "proven"
+
+
+def test_shipped_catalog_includes_the_constraint_rules() -> None:
+    from quorem.verify.jobs import load_rules
+    from quorem.verify.termination import termination_obligations
+
+    rules = {r.name: r for r in load_rules([])}
+    assert rules["merge-residues"].constraint
+    assert not rules["divmod-recombine"].constraint
+    # Applied with a step budget to built terms: no termination order is asked of them.
+    results = cli.verify_rules(
+        [rules["le-floordiv-upper-negative"]], [], kinds=("equivalence", "termination")
+    )
+    assert [r["obligation"] for r in results] == ["equivalence"]
+    assert results[0]["status"] == "proven"
+    assert termination_obligations(rules["le-floordiv-upper-negative"], 1)
+
+
+def test_a_fresh_context_per_job_keeps_proofs_independent() -> None:
+    from quorem.verify.jobs import Job, _run, load_rules
+
+    rules = {r.name: r for r in load_rules([])}
+    for name in ("fold-div-by-range", "fold-mod-by-range", "fold-max-by-range"):
+        _run(
+            Job(
+                ("equivalence",), name, "floor" if "div" in name or "mod" in name else None, 1, 5.0
+            ),
+            rules,
+        )
+    (r,) = _run(Job(("equivalence",), "merge-residues", "floor", 1, 20.0), rules)
+    assert r["status"] == "proven", r
