@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Any
 
 from quorem.engine.build import parse_term
 from quorem.engine.errors import EvaluationError, ParseError, QuoremError, RuleError, TermError
@@ -51,8 +52,10 @@ __all__ = [
     "count_divmod",
     "default_ruleset",
     "div",
+    "emit",
     "evaluate",
     "explain",
+    "from_sympy",
     "linear",
     "maximum",
     "minimum",
@@ -60,6 +63,7 @@ __all__ = [
     "parse",
     "simplify",
     "sum_of",
+    "to_sympy",
     "to_text",
     "var",
 ]
@@ -115,3 +119,30 @@ def explain(
 ) -> RewriteResult:
     """Simplify ``term`` and return the full result: rules fired in order, counts, stop reason."""
     return rewrite(term, rules or default_ruleset(), max_steps=max_steps, trace=True)
+
+
+def emit(term: Term, params: list[str] | None = None, lang: str = "c") -> str:
+    """Source of a C, CUDA or Python function ``index(params...)`` computing ``term``.
+
+    See :func:`quorem.engine.emit.emit`: parameters in order (default: the variables,
+    sorted), ``int64_t`` in C and CUDA with ``int32_t`` inside where values fit, floor
+    division lowered to the target's by proven rules. Equal to ``term`` at every point
+    of its variables' bounds.
+    """
+    from quorem.engine.emit import emit as emit_code  # noqa: PLC0415
+
+    return emit_code(term, params, lang)
+
+
+def to_sympy(term: Term) -> Any:
+    """``term`` as a SymPy expression (needs SymPy; see :mod:`quorem.engine.sympy_interop`)."""
+    from quorem.engine.sympy_interop import to_sympy as convert  # noqa: PLC0415
+
+    return convert(term)
+
+
+def from_sympy(expr: Any, bounds: VarBounds | None = None) -> Term:
+    """The term of a SymPy integer expression, with ``bounds`` for its symbols."""
+    from quorem.engine.sympy_interop import from_sympy as convert  # noqa: PLC0415
+
+    return convert(expr, bounds)

@@ -35,6 +35,7 @@ from quorem.engine.api import (
     parse,
     to_text,
 )
+from quorem.engine.emit import LANGUAGES, emit
 from quorem.engine.indexing.hlo_cli import add_hlo_parser
 from quorem.engine.indexing.map_cli import add_map_parser
 from quorem.engine.rewrite import DEFAULT_MAX_STEPS, rewrite
@@ -437,6 +438,17 @@ def _run_batch_source(
         return run_batch(stream, default, max_steps, out, err)
 
 
+# ------------------------------------------------------------------------------ emit
+def cmd_emit(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    """``quorem emit``: simplify EXPR, then print it as a C, CUDA or Python function."""
+    bounds = _bounds_of(args.var)
+    term = _parse_expr(args.expr, bounds, Semantics(args.semantics))
+    if not args.no_simplify:
+        term = rewrite(term, default_ruleset()).term
+    out.write(emit(term, list(bounds), args.lang))
+    return EXIT_OK
+
+
 # ------------------------------------------------------------------------- demo, rules
 def cmd_demo(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     """``quorem demo``: simplify and explain the worked example; 1 if the result is off."""
@@ -593,6 +605,33 @@ def build_parser() -> argparse.ArgumentParser:
         help=f"rule application budget (default {DEFAULT_MAX_STEPS})",
     )
     simp.set_defaults(handler=cmd_simplify)
+
+    emit_p = subs.add_parser(
+        "emit",
+        help="simplify an expression and print it as a C, CUDA or Python function",
+        description="Simplify EXPR and print a function index(...) computing it: its "
+        "parameters are the --var variables, in order (int64_t in C and CUDA, which need "
+        "only <stdint.h>); inside, int32_t wherever every value fits, floor division "
+        "lowered to the target's by proven rules. Arguments must lie in their bounds.",
+    )
+    emit_p.add_argument("expr", metavar="EXPR", help="expression, e.g. '(x*4 + y)//4'")
+    emit_p.add_argument(
+        "--var",
+        action="append",
+        default=[],
+        type=parse_var,
+        metavar="NAME=LO:HI",
+        help="a parameter and its inclusive bounds (repeatable, in parameter order)",
+    )
+    emit_p.add_argument("--lang", choices=LANGUAGES, default="c", help="target (default c)")
+    emit_p.add_argument(
+        "--semantics",
+        choices=[s.value for s in Semantics],
+        default=Semantics.FLOOR.value,
+        help="meaning of // and %% in EXPR (default floor)",
+    )
+    emit_p.add_argument("--no-simplify", action="store_true", help="emit EXPR as written")
+    emit_p.set_defaults(handler=cmd_emit)
 
     demo = subs.add_parser("demo", help="simplify and explain a worked example")
     demo.set_defaults(handler=cmd_demo)

@@ -245,12 +245,14 @@ class Rule:
         guard: when it applies (``None`` means always).
         rewrite: what the match becomes.
         names: every name the pattern binds, with its kind.
-        early: the rule also runs in the early pass (``phase: early``), which applies the
-            early rules alone to a fixed point before every rule runs.
-        constraint: the rule rewrites the comparisons of indexing-map constraints
-            (``phase: constraint``): the map simplifier applies it with a step budget,
-            the fixed-point rewriter of user terms never does, and no termination order
-            is asked of it.
+        phase: ``main`` (the default), ``early`` (the rule also runs in the early pass,
+            which applies the early rules alone to a fixed point before every rule
+            runs), ``constraint`` (it rewrites the comparisons of indexing-map
+            constraints) or ``lowering`` (it converts one division semantics into the
+            other for code emission). Constraint and lowering rules are applied by their
+            own passes, with a step budget, to terms built for them; the fixed-point
+            rewriter of user terms never applies them, and no termination order is
+            asked of them.
         file: the rules file the rule came from.
         line: the line of its ``rule`` header.
         text: the rule's source text (for reports and proof caches).
@@ -265,11 +267,25 @@ class Rule:
     guard: Expr | None
     rewrite: Expr
     names: dict[str, NameKind] = dataclasses.field(hash=False, compare=False)
-    early: bool = False
-    constraint: bool = False
+    phase: str = "main"
     file: str = "<rules>"
     line: int = 0
     text: str = ""
+
+    @property
+    def early(self) -> bool:
+        """Whether the rule also runs in the early pass (``phase: early``)."""
+        return self.phase == "early"
+
+    @property
+    def constraint(self) -> bool:
+        """Whether the rule belongs to the indexing-map constraint pass."""
+        return self.phase == "constraint"
+
+    @property
+    def by_own_pass(self) -> bool:
+        """Whether a pass of its own applies the rule (``constraint``, ``lowering``)."""
+        return self.phase in ("constraint", "lowering")
 
     @property
     def location(self) -> str:

@@ -51,6 +51,7 @@ __all__ = ["check_unique_names", "load_rule_files", "parse_rules"]
 
 _NAME_RE: Final = re.compile(r"[a-z][a-z0-9]*(?:-[a-z0-9]+)*")
 _FIELD_RE: Final = re.compile(r"^(?P<indent>[ \t]+)(?P<key>[a-z]+):(?P<sep>[ \t]*)(?P<value>.*)$")
+_PHASES: Final = ("main", "early", "constraint", "lowering")
 _FIELDS: Final = ("doc", "semantics", "phase", "pattern", "let", "guard", "rewrite")
 _LET_RE: Final = re.compile(r"^(?P<lead>\s*)(?P<name>[A-Za-z_][A-Za-z_0-9]*)\s*=(?!=)(?P<expr>.*)$")
 _REQUIRED: Final = ("doc", "semantics", "pattern", "rewrite")
@@ -514,13 +515,13 @@ def _parse_semantics(fld: _Field, file: str) -> tuple[Semantics, ...]:
 
 
 def _parse_phase(fld: _Field | None, file: str) -> str:
-    """``phase: early`` (the rule also runs in the early pass), ``main`` or ``constraint``."""
+    """The ``phase`` field: main, early, constraint or lowering (see ``Rule.phase``)."""
     if fld is None:
         return "main"
     word = fld.value.strip()
-    if word not in ("early", "main", "constraint"):
+    if word not in _PHASES:
         raise RuleError(
-            f"unknown phase {word!r} (use early, main or constraint)", fld.line, fld.col, file
+            f"unknown phase {word!r} (use {', '.join(_PHASES)})", fld.line, fld.col, file
         )
     return word
 
@@ -577,8 +578,7 @@ def _build_rule(block: _Block, file: str) -> Rule:
         rewrite=rewrite,
         # Per-addend lets are inlined: no backend binds them.
         names={n: k for n, k in ck.names.items() if n not in ck.seq_lets},
-        early=phase == "early",
-        constraint=phase == "constraint",
+        phase=phase,
         file=file,
         line=block.line,
         text="\n".join(block.text_lines),

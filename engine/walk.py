@@ -7,12 +7,12 @@ renames them), so its terms are rebuilt with :func:`substitute`.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 
 from quorem.engine.ops import Op
 from quorem.engine.term import Term, rebuild, var
 
-__all__ = ["free_names", "rebound", "replace_subterms", "substitute"]
+__all__ = ["free_names", "nodes", "postorder", "rebound", "replace_subterms", "substitute"]
 
 
 def substitute(term: Term, replacements: Mapping[str, Term]) -> Term:
@@ -59,20 +59,38 @@ def _rebuild(term: Term, memo: dict[Term, Term], replacements: Mapping[str, Term
     return memo[term]
 
 
-def free_names(term: Term) -> set[str]:
-    """The names of the variables ``term`` mentions."""
+def nodes(term: Term) -> Iterator[Term]:
+    """Every distinct node of ``term`` once (in no promised order); any depth."""
     seen: set[Term] = set()
-    names: set[str] = set()
     stack = [term]
     while stack:
         t = stack.pop()
         if t in seen:
             continue
         seen.add(t)
-        if t.op is Op.VAR:
-            names.add(t.arg[0])
+        yield t
         stack.extend(t.args)
-    return names
+
+
+def postorder(term: Term) -> list[Term]:
+    """Every distinct node of ``term`` once, each after its operands, ``term`` last."""
+    order: list[Term] = []
+    seen: set[Term] = set()
+    stack: list[tuple[Term, bool]] = [(term, False)]
+    while stack:
+        t, ready = stack.pop()
+        if ready:
+            order.append(t)
+        elif t not in seen:
+            seen.add(t)
+            stack.append((t, True))
+            stack.extend((a, False) for a in reversed(t.args) if a not in seen)
+    return order
+
+
+def free_names(term: Term) -> set[str]:
+    """The names of the variables ``term`` mentions."""
+    return {t.arg[0] for t in nodes(term) if t.op is Op.VAR}
 
 
 def rebound(term: Term, bounds: Mapping[str, tuple[int, int]]) -> Term:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from importlib import resources
 from pathlib import Path
 
-__all__ = ["constraint_rule_files", "rule_files"]
+__all__ = ["constraint_rule_files", "lowering_rule_files", "rule_files"]
 
 
 def rule_files() -> list[Path]:
@@ -21,4 +21,14 @@ def constraint_rule_files() -> list[Path]:
     proven like every rule but not part of the default simplifier.
     """
     root = resources.files(__name__) / "constraints"
+    return sorted(Path(str(p)) for p in root.iterdir() if p.name.endswith(".rules"))
+
+
+def lowering_rule_files() -> list[Path]:
+    """The ``lowering/*.rules`` files: floor to truncating division and back, for emission.
+
+    Proven like every rule; applied by the emitter's lowering pass, not by the default
+    simplifier.
+    """
+    root = resources.files(__name__) / "lowering"
     return sorted(Path(str(p)) for p in root.iterdir() if p.name.endswith(".rules"))

@@ -10,7 +10,14 @@ from support import REPO
 MODULES = sorted(
     [f"quorem.engine.{p.stem}" for p in (REPO / "engine").glob("*.py") if p.stem != "__init__"]
     + [f"quorem.verify.{p.stem}" for p in (REPO / "verify").glob("*.py") if p.stem != "__init__"]
-    + ["quorem", "quorem.engine", "quorem.rules", "quorem.verify"]
+    + [
+        f"quorem.engine.{sub}.{p.stem}"
+        for sub in ("indexing", "emit")
+        for p in (REPO / "engine" / sub).glob("*.py")
+        if p.stem != "__init__"
+    ]
+    + ["quorem", "quorem.engine", "quorem.engine.emit", "quorem.engine.indexing"]
+    + ["quorem.rules", "quorem.verify"]
 )
 
 
@@ -37,7 +44,7 @@ def test_import_quorem_needs_no_z3(tmp_path: object) -> None:
     out = _run(
         "import sys, quorem\n"
         "quorem.simplify(quorem.parse('x%4 + (x//4)*4'))\n"
-        "print(sorted(m for m in sys.modules if m.startswith(('z3', 'quorem.verify'))))\n",
+        "print(sorted(m for m in sys.modules if m.startswith(('z3', 'quorem.verify', 'sympy'))))\n",
         tmp_path,
     )
     assert out.strip() == "[]"
@@ -56,8 +63,13 @@ def test_public_api(tmp_path: object) -> None:
 
 def test_rule_files_are_package_data(tmp_path: object) -> None:
     """The shipped .rules files are found through the installed package."""
-    out = _run("from quorem.rules import rule_files\nprint(len(rule_files()))\n", tmp_path)
-    assert int(out) >= 4
+    out = _run(
+        "from quorem.rules import constraint_rule_files, lowering_rule_files, rule_files\n"
+        "print(len(rule_files()), len(constraint_rule_files()), len(lowering_rule_files()))\n",
+        tmp_path,
+    )
+    shipped, constraints, lowering = map(int, out.split())
+    assert shipped >= 4 and constraints >= 1 and lowering >= 2
 
 
 def test_typed_markers() -> None:

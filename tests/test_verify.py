@@ -355,6 +355,7 @@ def test_shipped_catalog_includes_the_constraint_rules() -> None:
     rules = {r.name: r for r in load_rules([])}
     assert rules["merge-residues"].constraint
     assert not rules["divmod-recombine"].constraint
+    assert rules["floordiv-to-trunc"].phase == "lowering" and rules["floordiv-to-trunc"].by_own_pass
     # Applied with a step budget to built terms: no termination order is asked of them.
     results = cli.verify_rules(
         [rules["le-floordiv-upper-negative"]], [], kinds=("equivalence", "termination")

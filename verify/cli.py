@@ -96,9 +96,9 @@ def verify_rules(
     """
     obs = [ob for r in rules for ob in obligations_of(r, arity) if ob.kind in kinds]
     if "termination" in kinds:
-        # Constraint rules are applied with a step budget to terms built for them, never
-        # run to a fixed point on user terms: no termination order is asked of them.
-        obs += [ob for r in rules if not r.constraint for ob in termination_obligations(r, arity)]
+        # Constraint and lowering rules are applied by passes of their own, with a step
+        # budget, to terms built for them: no termination order is asked of them.
+        obs += [ob for r in rules if not r.by_own_pass for ob in termination_obligations(r, arity)]
     digest = termination_digest() if cache is not None else ""
     keys = [_cache_key(ob, digest) for ob in obs]
     results: list[dict[str, Any] | None] = []

@@ -20,7 +20,7 @@ from quorem.engine import interval
 from quorem.engine.ops import Semantics
 from quorem.engine.rule import Rule
 from quorem.engine.rulefile import load_rule_files
-from quorem.rules import constraint_rule_files, rule_files
+from quorem.rules import constraint_rule_files, lowering_rule_files, rule_files
 from quorem.verify import prove as prove_module
 from quorem.verify.intervals import IntervalProof, prove_interval
 from quorem.verify.prove import Obligation, prove, result_json
@@ -66,8 +66,8 @@ class Job:
 
 
 def load_rules(files: Sequence[str]) -> list[Rule]:
-    """The rules of ``files``, or the shipped rules (constraint rules too) when it is empty."""
-    shipped = [*rule_files(), *constraint_rule_files()]
+    """The rules of ``files``, or every shipped rule (constraint, lowering) when it is empty."""
+    shipped = [*rule_files(), *constraint_rule_files(), *lowering_rule_files()]
     return load_rule_files(files or [str(p) for p in shipped])
 
 

@@ -1,0 +1,16 @@
+"""Code emission: index width selection, division lowering and C / CUDA / Python code."""
+
+from quorem.engine.emit.code import LANGUAGES, EmitError, emit
+from quorem.engine.emit.lower import LoweringError, lower
+from quorem.engine.emit.widths import Width, WidthError, node_widths
+
+__all__ = [
+    "LANGUAGES",
+    "EmitError",
+    "LoweringError",
+    "Width",
+    "WidthError",
+    "emit",
+    "lower",
+    "node_widths",
+]

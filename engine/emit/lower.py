@@ -1,0 +1,70 @@
+"""Lowering a term to one division semantics by the proven rules of ``rules/lowering/``.
+
+C and CUDA divide by truncation, Python by flooring. Before code is written, every
+division of the other semantics is rewritten by a lowering rule (each proven for the
+two semantics it converts between), cheaply where value ranges show both operands
+non-negative and with a sign correction otherwise. Each application removes one
+division of the source semantics and adds none, and the range folds that run with them
+only produce constants, so the pass ends; the rewriter's step budget is a backstop.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Final
+
+from quorem.engine.errors import QuoremError
+from quorem.engine.ops import DIVISION_OPS, SEMANTICS_OF, Semantics
+from quorem.engine.rewrite import rewrite_term
+from quorem.engine.rulefile import load_rule_files
+from quorem.engine.ruleset import RuleSet, default_ruleset
+from quorem.engine.term import Term
+from quorem.engine.walk import nodes
+
+__all__ = ["LoweringError", "lower", "lowering_ruleset"]
+
+_RULESETS: dict[Semantics, RuleSet] = {}
+_STEPS: Final = 1_000_000
+
+
+class LoweringError(QuoremError):
+    """A division of the other semantics was left (a rule missing for its shape)."""
+
+
+def lowering_ruleset(target: Semantics) -> RuleSet:
+    """The lowering rules whose result has only ``target`` divisions (loaded once)."""
+    if target not in _RULESETS:
+        from quorem.rules import lowering_rule_files  # noqa: PLC0415  (rules are data)
+
+        source = Semantics.FLOOR if target is Semantics.TRUNC else Semantics.TRUNC
+        rules = [r for r in load_rule_files(lowering_rule_files()) if r.semantics == (source,)]
+        # The range folds too: a sign test the ranges decide (x < 0 for x >= 0) is a
+        # constant, not code. They only ever produce constants.
+        folds = [r for r in default_ruleset() if Path(r.file).name == "10-fold.rules"]
+        _RULESETS[target] = RuleSet([*rules, *folds])
+    return _RULESETS[target]
+
+
+def _leftover(term: Term, target: Semantics) -> Term | None:
+    """A division of ``term`` in the other semantics, or None."""
+    for t in nodes(term):
+        if t.op in DIVISION_OPS and SEMANTICS_OF[t.op] is not target:
+            return t
+    return None
+
+
+def lower(term: Term, target: Semantics) -> Term:
+    """``term`` with every division in ``target`` semantics, equal at every point.
+
+    Raises :class:`LoweringError` if a division of the other semantics is left.
+    """
+    if _leftover(term, target) is None:
+        return term
+    out = rewrite_term(term, lowering_ruleset(target), max_steps=_STEPS)
+    left = _leftover(out, target)
+    if left is not None:
+        d = left.args[1]
+        if d.vmin == d.vmax == 0:
+            raise LoweringError(f"{left} divides by zero at every point: it has no value")
+        raise LoweringError(f"no lowering rule for {left} to {target.value} division")
+    return out

@@ -1,0 +1,227 @@
+"""SymPy interoperability: quorem terms to SymPy expressions and back.
+
+SymPy's integer division is ``floor(a/b)`` and its ``Mod`` is floor modulo, so a term is
+first lowered to floor division by the proven rules of ``rules/lowering/`` (a
+truncating division becomes a floor one with a sign correction). Comparisons become
+``Piecewise((1, a < b), (0, True))``. Variables become integer symbols, non-negative
+(or positive) where their lower bound says so, which SymPy's simplifier can use; their
+upper bounds SymPy cannot hold, so :func:`from_sympy` takes bounds again.
+
+Divisions are built unevaluated: SymPy's own rewriting of ``Mod`` is not always sound
+(``Mod(2*a, -6*a)`` becomes ``2*a``), and quorem does not pass it terms to rewrite.
+
+SymPy is imported only when these functions are called (the ``sympy`` extra).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Final
+
+from quorem.engine.emit.lower import lower
+from quorem.engine.errors import QuoremError
+from quorem.engine.ops import Op, Semantics
+from quorem.engine.term import Term, compare, const, div, maximum, minimum, mod, product, var
+from quorem.engine.walk import postorder
+
+__all__ = ["SympyError", "from_sympy", "to_sympy"]
+
+_MAX_POWER: Final = 64
+
+
+class SympyError(QuoremError):
+    """A SymPy expression outside what quorem terms express (names the node and why)."""
+
+
+def _sympy() -> Any:
+    try:
+        import sympy  # noqa: PLC0415  (optional, slow to import)
+    except ImportError as exc:
+        raise SympyError('SymPy is not installed: pip install "quorem[sympy]"') from exc
+    return sympy
+
+
+def to_sympy(term: Term) -> Any:
+    """The SymPy expression equal to ``term`` at every point of its variables' bounds.
+
+    Truncating divisions are lowered to floor ones first (proven rules). Raises
+    :class:`SympyError` when SymPy is missing.
+    """
+    sp = _sympy()
+    low = lower(term, Semantics.FLOOR)
+    values: dict[Term, Any] = {}
+    try:
+        _build(sp, low, values)
+    except ZeroDivisionError:
+        # SymPy knows no bounds: it folds a divisor such as Piecewise((1, x < y), (0,
+        # True)), or one the bounds keep from 0, into cases and divides by a 0 one.
+        raise SympyError(f"{term}: SymPy divides by zero while building it") from None
+    if values[low].has(sp.zoo, sp.nan):
+        raise SympyError(f"{term}: SymPy divides by zero while building it")
+    return values[low]
+
+
+def _build(sp: Any, low: Term, values: dict[Term, Any]) -> None:
+    for t in postorder(low):
+        op = t.op
+        args = [values[a] for a in t.args]
+        if op is Op.CONST:
+            values[t] = sp.Integer(t.value)
+        elif op is Op.VAR:
+            name, lo, _ = t.arg
+            assume = {"positive": True} if lo is not None and lo > 0 else {}
+            if lo is not None and lo == 0:
+                assume = {"nonnegative": True}
+            values[t] = sp.Symbol(name, integer=True, **assume)
+        elif op is Op.ADD:
+            coefs, k = t.arg
+            values[t] = sp.Add(*[c * a for c, a in zip(coefs, args, strict=True)], sp.Integer(k))
+        elif op is Op.MUL:
+            values[t] = sp.Mul(*args)
+        elif op in (Op.FLOORDIV, Op.FLOORMOD):
+            if args[1] == 0:  # SymPy folded the divisor (x < x, say): never defined
+                raise SympyError(f"{t}: division by zero at every point")
+            a, b = args
+            # Unevaluated: SymPy 1.14 rewrites Mod(2*a, -6*a) to 2*a, wrong for every
+            # a != 0 (Mod(10, -30) is -20). Numbers substituted later evaluate right.
+            if a.is_Integer and b.is_Integer:  # numbers: no rewriting to fear
+                values[t] = sp.Integer(int(a) // int(b) if op is Op.FLOORDIV else int(a) % int(b))
+            elif op is Op.FLOORDIV:
+                values[t] = sp.floor(sp.Mul(a, sp.Pow(b, -1)), evaluate=False)
+            else:
+                values[t] = sp.Mod(a, b, evaluate=False)
+        elif op is Op.MAX:
+            values[t] = sp.Max(*args)
+        elif op is Op.MIN:
+            values[t] = sp.Min(*args)
+        else:
+            rel = {Op.LT: sp.Lt, Op.LE: sp.Le, Op.EQ: sp.Eq, Op.NE: sp.Ne}[op]
+            values[t] = sp.Piecewise((1, rel(*args)), (0, True))
+
+
+def from_sympy(
+    expr: Any, bounds: Mapping[str, tuple[int | None, int | None]] | None = None
+) -> Term:
+    """The quorem term of a SymPy integer expression, its symbols bounded by ``bounds``.
+
+    Understands integers, symbols declared integer, ``+``, ``*``, powers by a
+    non-negative integer, ``floor(a/b)`` and ``ceiling(a/b)`` of integer ``a``, ``b``,
+    ``Mod``, ``Max``, ``Min`` and ``Piecewise`` over comparisons (with ``&``, ``|``,
+    ``~``) whose values are integer expressions. Anything else (a non-integer symbol or
+    constant, a real function) raises :class:`SympyError` naming the sub-expression.
+    """
+    reader = _Reader(_sympy(), dict(bounds or {}))
+    try:
+        return reader.read(expr)
+    except RecursionError:
+        raise SympyError("expression nested too deeply to read") from None
+
+
+class _Reader:
+    """SymPy to quorem, memoised on SymPy's (hash-consed) sub-expressions."""
+
+    def __init__(self, sp: Any, box: dict[str, tuple[int | None, int | None]]) -> None:
+        self.sp = sp
+        self.box = box
+        self.memo: dict[Any, Term] = {}
+
+    def read(self, e: Any) -> Term:
+        got = self.memo.get(e)
+        if got is None:
+            got = self.memo[e] = self._read(e)
+        return got
+
+    def _read(self, e: Any) -> Term:
+        sp = self.sp
+        if isinstance(e, sp.Integer):
+            return const(int(e))
+        if isinstance(e, sp.Symbol):
+            if e.is_integer is not True:
+                raise SympyError(
+                    f"symbol {e} is not declared integer (Symbol({str(e)!r}, integer=True))"
+                )
+            return var(e.name, *self.box.get(e.name, (None, None)))
+        if isinstance(e, sp.Add):
+            total = const(0)
+            for a in e.args:
+                total = total + self.read(a)
+            return total
+        if isinstance(e, sp.Mul):
+            return product([self.read(a) for a in e.args])
+        if isinstance(e, sp.Pow):
+            n = e.exp
+            if not (isinstance(n, sp.Integer) and 0 <= int(n) <= _MAX_POWER):
+                raise SympyError(f"{e}: only powers by an integer in 0..{_MAX_POWER} are integer")
+            return product([self.read(e.base)] * int(n)) if int(n) else const(1)
+        if isinstance(e, sp.floor | sp.ceiling):
+            num, den = (self.read(x) for x in sp.fraction(sp.together(e.args[0])))
+            if den.is_const and den.value == 0:
+                raise SympyError(f"{e}: division by zero")
+            if isinstance(e, sp.floor):
+                return div(num, den, Semantics.FLOOR)
+            return -div(-num, den, Semantics.FLOOR)
+        if isinstance(e, sp.Mod):
+            return mod(self.read(e.args[0]), self.read(e.args[1]), Semantics.FLOOR)
+        if isinstance(e, sp.Max | sp.Min):
+            kids = [self.read(a) for a in e.args]
+            out = kids[0]
+            for k in kids[1:]:
+                out = maximum(out, k) if isinstance(e, sp.Max) else minimum(out, k)
+            return out
+        if isinstance(e, sp.Piecewise):
+            return self.piecewise(e)
+        raise SympyError(
+            f"{e} ({type(e).__name__}) is not an integer index expression quorem reads"
+        )
+
+    def piecewise(self, e: Any) -> Term:
+        """``sum(value_i * [cond_i and no earlier cond])``, conditions read as 0/1 terms."""
+        total = const(0)
+        none_before = const(1)
+        for value, cond in e.args:
+            holds = self.condition(cond)
+            total = total + product([self.read(value), holds, none_before])
+            none_before = product([none_before, 1 - holds])
+        if not (none_before.is_const and none_before.value == 0):
+            raise SympyError(f"{e}: a Piecewise needs a last condition True (a value everywhere)")
+        return total
+
+    def condition(self, c: Any) -> Term:
+        """A SymPy condition as a 0/1 term."""
+        sp = self.sp
+        if c == sp.true:
+            return const(1)
+        if c == sp.false:
+            return const(0)
+        if isinstance(c, sp.And):
+            return product([self.condition(a) for a in c.args])
+        if isinstance(c, sp.Or):
+            out = const(0)
+            for a in c.args:
+                out = maximum(out, self.condition(a))
+            return out
+        if isinstance(c, sp.Not):
+            return 1 - self.condition(c.args[0])
+        if isinstance(c, sp.ITE):  # if a then b else c
+            a, b, otherwise = (self.condition(x) for x in c.args)
+            return product([a, b]) + product([1 - a, otherwise])
+        relations = {
+            sp.StrictLessThan: Op.LT,
+            sp.LessThan: Op.LE,
+            sp.StrictGreaterThan: Op.LT,
+            sp.GreaterThan: Op.LE,
+            sp.Equality: Op.EQ,
+            sp.Unequality: Op.NE,
+        }
+        op = relations.get(type(c))
+        if op is None:
+            raise SympyError(f"{c} ({type(c).__name__}) is not a comparison quorem reads")
+        # SymPy may scale a relation by a rational (x <= 10*y as x/10 <= y): compare the
+        # numerator of lhs - rhs with 0, the sign of the denominator deciding the side.
+        num, den = sp.fraction(sp.together(c.lhs - c.rhs))
+        if not (isinstance(den, sp.Integer) and den != 0):
+            raise SympyError(f"{c}: not a comparison of integer expressions")
+        diff = self.read(num)
+        flip = isinstance(c, sp.StrictGreaterThan | sp.GreaterThan) != (den < 0)
+        left, right = (const(0), diff) if flip else (diff, const(0))
+        return compare(op, left, right)

@@ -1,0 +1,321 @@
+"""Code emission: widths, lowering, and C / Python code run against quorem's evaluation."""
+
+from __future__ import annotations
+
+import importlib.util
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+import quorem
+from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import strategies as st
+from quorem.engine.emit import (
+    EmitError,
+    LoweringError,
+    Width,
+    WidthError,
+    emit,
+    lower,
+    node_widths,
+)
+from quorem.engine.errors import EvaluationError
+from quorem.engine.ops import DIVISION_OPS, SEMANTICS_OF, Semantics
+from quorem.engine.term import Term
+from strategies import Case, points, random_cases
+
+CC = shutil.which("cc") or shutil.which("gcc") or shutil.which("clang")
+needs_cc = pytest.mark.skipif(CC is None, reason="no C compiler")
+
+
+def _ops(t: Term) -> set[Any]:
+    seen: set[Term] = set()
+    out = set()
+    stack = [t]
+    while stack:
+        u = stack.pop()
+        if u not in seen:
+            seen.add(u)
+            out.add(u.op)
+            stack.extend(u.args)
+    return out
+
+
+# ------------------------------------------------------------------ widths
+def test_int32_where_every_value_fits() -> None:
+    t = quorem.parse("(x*4 + y)//3", {"x": (0, 1000), "y": (0, 3)})
+    assert set(node_widths(t).values()) == {Width.I32}
+
+
+def test_int64_where_an_intermediate_needs_it() -> None:
+    # The result is small, but x*100000 is not.
+    t = quorem.parse("x*100000 - x*99999", {"x": (0, 100000)})
+    assert node_widths(t)[t] is Width.I32  # the canonical form is just x
+    u = quorem.parse("(x*100000 + y) // 100000", {"x": (0, 100000), "y": (0, 9)})
+    w = node_widths(u)
+    assert w[u] is Width.I64  # its numerator needs 64 bits, so the division works at 64
+    assert w[u.args[1]] is Width.I32  # the divisor alone fits
+
+
+def test_a_node_is_as_wide_as_its_operands() -> None:
+    t = quorem.parse("(x*70000) // 70000 < 5", {"x": (0, 70000)})
+    assert node_widths(t)[t] is Width.I64
+
+
+@pytest.mark.parametrize(
+    ("text", "box"),
+    [("x * 4", {"x": (0, 2**62)}), ("x + 1", {"x": (None, None)}), ("x*x", {"x": (0, 2**32)})],
+)
+def test_more_than_64_bits_is_an_error(
+    text: str, box: dict[str, tuple[int | None, int | None]]
+) -> None:
+    with pytest.raises(WidthError, match="more than 64 bits"):
+        node_widths(quorem.parse(text, box))
+
+
+def test_int32_min_divided_by_minus_one_needs_64_bits() -> None:
+    t = quorem.parse("x % y", {"x": (-(2**31), 0), "y": (-1, -1)}, "trunc")
+    assert node_widths(t)[t] is Width.I64
+
+
+# ------------------------------------------------------------------ lowering
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(random_cases(), st.data())
+def test_lowering_keeps_the_value_and_leaves_one_semantics(case: Case, data: st.DataObject) -> None:
+    for target in Semantics:
+        try:
+            low = lower(case.term, target)
+        except LoweringError as exc:
+            assert "divides by zero at every point" in str(exc)
+            with pytest.raises(EvaluationError):
+                quorem.evaluate(case.term, data.draw(points(case.box)))
+            return
+        assert not any(op in DIVISION_OPS and SEMANTICS_OF[op] is not target for op in _ops(low))
+        for _ in range(5):
+            p = data.draw(points(case.box))
+            try:
+                expected = quorem.evaluate(case.term, p)
+            except EvaluationError:
+                continue  # a division by zero at this point: no value to keep
+            assert quorem.evaluate(low, p) == expected
+
+
+def test_lowering_is_cheap_where_operands_are_non_negative() -> None:
+    t = quorem.parse("x // 8 + x % 8", {"x": (0, 100)})
+    assert str(lower(t, Semantics.TRUNC)) == "truncdiv(x, 8) + truncmod(x, 8)"
+
+
+# ------------------------------------------------------------------ C
+_NEAR_LIMITS = [
+    {"x": (2**31 - 40, 2**31 + 40), "y": (-5, 5)},
+    {"x": (-(2**31) - 3, -(2**31) + 60), "y": (1, 9)},
+    {"x": (-(2**31), 2**31 - 1), "y": (-3, 3)},
+    {"x": (-100, 100), "y": (-7, 7)},
+]
+
+
+def _c_program(functions: list[str], calls: list[str]) -> str:
+    body = "\n".join(functions)
+    lines = [f'    printf("%" PRId64 "\\n", {c});' for c in calls]
+    return (
+        "#include <stdint.h>\n#include <inttypes.h>\n#include <stdio.h>\n"
+        + body
+        + "\nint main(void) {\n"
+        + "\n".join(lines)
+        + "\n    return 0;\n}\n"
+    )
+
+
+def _run_c(tmp: Path, source: str) -> list[int]:
+    assert CC is not None
+    (tmp / "t.c").write_text(source)
+    # An unsimplified term may compare a 0/1 comparison with a constant, or x with x.
+    flags = [
+        "-std=c99",
+        "-O1",
+        "-Wall",
+        "-Werror",
+        "-Wno-unused-function",
+        "-Wno-bool-compare",
+        "-Wno-tautological-compare",
+    ]
+    sanitize = ["-fsanitize=undefined", "-fno-sanitize-recover=all"]
+    build = subprocess.run(
+        [CC, *flags, *sanitize, str(tmp / "t.c"), "-o", str(tmp / "t")],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if build.returncode != 0:  # no UBSan runtime here: compile without it
+        build = subprocess.run(
+            [CC, *flags, str(tmp / "t.c"), "-o", str(tmp / "t")],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+    assert build.returncode == 0, build.stderr + source
+    run = subprocess.run([str(tmp / "t")], capture_output=True, text=True, check=False, timeout=60)
+    assert run.returncode == 0, run.stderr  # UBSan stops at any signed overflow
+    return [int(x) for x in run.stdout.split()]
+
+
+def _compiled_cases(
+    tmp: Path, cases: list[tuple[Term, dict[str, tuple[int, int]], list[dict[str, int]]]], lang: str
+) -> None:
+    functions, calls, expected = [], [], []
+    for i, (term, box, pts) in enumerate(cases):
+        names = list(box)
+        code = emit(term, names, lang).replace("#include <stdint.h>\n", "")
+        if lang == "cuda":
+            code = code.replace("__device__ ", "")
+        functions.append(code.replace(" index(", f" index_{i}("))
+        for p in pts:
+            try:
+                value = quorem.evaluate(term, p)
+            except EvaluationError:
+                continue
+            args = ", ".join(f"INT64_C({p[n]})" if p[n] != -(2**63) else "INT64_MIN" for n in names)
+            calls.append(f"index_{i}({args})")
+            expected.append(value)
+    assert calls, "no point to run"
+    assert _run_c(tmp, _c_program(functions, calls)) == expected
+
+
+@needs_cc
+# One example compiles 30 functions: shrinking would recompile thousands of times, so
+# a failure is reported as drawn (the compiler's or UBSan's message names the case).
+@settings(
+    max_examples=6,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+    phases=[Phase.explicit, Phase.reuse, Phase.generate],
+)
+@given(st.data())
+def test_emitted_c_computes_the_term(
+    tmp_path_factory: pytest.TempPathFactory, data: st.DataObject
+) -> None:
+    cases = []
+    for _ in range(30):
+        case = data.draw(random_cases(allow_big=True))
+        term = data.draw(st.sampled_from([case.term, quorem.simplify(case.term)]))
+        box = {n: (lo, hi) for n, (lo, hi) in case.box.items() if lo is not None and hi is not None}
+        try:
+            node_widths(lower(term, Semantics.TRUNC))
+        except (WidthError, LoweringError):
+            continue  # needs more than 64 bits, or divides by zero everywhere
+        cases.append((term, box, [data.draw(points(case.box)) for _ in range(8)]))
+    assert len(cases) >= 10, "most drawn cases fit in 64 bits: the test must run code"
+    _compiled_cases(tmp_path_factory.mktemp("c"), cases, "c")
+
+
+@needs_cc
+@pytest.mark.parametrize("box", _NEAR_LIMITS)
+@pytest.mark.parametrize(
+    "text",
+    [
+        "x // 8 + x % 8",
+        "(x + y) // 3 - x % 7",
+        "x // -4 + max(x, y) % 5",
+        "(x*3 + y) % 16 + (x < y)",
+        "x // 2 + x % 2",
+    ],
+)
+@pytest.mark.parametrize("sem", ["floor", "trunc"])
+def test_emitted_c_near_the_int32_limits(
+    tmp_path: Path, text: str, box: dict[str, tuple[int, int]], sem: str
+) -> None:
+    term = quorem.simplify(quorem.parse(text, box, sem))
+    corners: list[dict[str, int]] = []
+    for k in range(60):
+        corners.append(
+            {
+                n: (lo + (k * 7919 + j * 104729) % (hi - lo + 1))
+                for j, (n, (lo, hi)) in enumerate(box.items())
+            }
+        )
+    corners += [{n: b[0] for n, b in box.items()}, {n: b[1] for n, b in box.items()}]
+    _compiled_cases(tmp_path, [(term, box, corners)], "c")
+
+
+@needs_cc
+def test_cuda_source_differs_only_in_its_qualifiers(tmp_path: Path) -> None:
+    term = quorem.simplify(quorem.parse("(x + 5) // 4 - y % 3", {"x": (-50, 50), "y": (-9, 9)}))
+    cuda = emit(term, ["x", "y"], "cuda")
+    assert "__device__" in cuda and cuda.startswith("#include <stdint.h>")
+    pts = [{"x": x, "y": y} for x in range(-50, 51, 7) for y in range(-9, 10, 4)]
+    _compiled_cases(tmp_path, [(term, {"x": (-50, 50), "y": (-9, 9)}, pts)], "cuda")
+
+
+def test_shifts_and_masks_only_for_non_negative_numerators() -> None:
+    nonneg = quorem.parse("x // 16 + x % 8", {"x": (0, 1000)})
+    code = emit(nonneg, ["x"])
+    assert ">> 4" in code and "& 7" in code and "/" not in code.split("{", 1)[1]
+    signed = quorem.parse("x // 16", {"x": (-1000, 1000)})
+    assert ">>" not in emit(signed, ["x"])
+
+
+def test_shared_subterms_are_computed_once() -> None:
+    t = quorem.parse("(x*3 + y) // 5 + ((x*3 + y) % 5) * 7", {"x": (0, 9), "y": (-4, 4)})
+    code = emit(t, ["x", "y"])
+    assert code.count("const int32_t t_") >= 1
+
+
+# ------------------------------------------------------------------ Python
+def _python_function(tmp: Path, source: str) -> Any:
+    path = tmp / "emitted.py"
+    path.write_text(source)
+    spec = importlib.util.spec_from_file_location(f"emitted_{abs(hash(source))}", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.index
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(random_cases(allow_unbounded=True), st.data())
+def test_emitted_python_computes_the_term(
+    tmp_path_factory: pytest.TempPathFactory, case: Case, data: st.DataObject
+) -> None:
+    names = list(case.box)
+    try:
+        source = emit(case.term, names, "python")
+    except LoweringError as exc:  # a term with no value anywhere has no code
+        assert "divides by zero at every point" in str(exc)
+        return
+    fn = _python_function(tmp_path_factory.mktemp("py"), source)
+    for _ in range(10):
+        p = data.draw(points(case.box))
+        try:
+            expected = quorem.evaluate(case.term, p)
+        except EvaluationError:
+            continue
+        assert fn(*(p[n] for n in names)) == expected
+
+
+# ------------------------------------------------------------------ errors and CLI
+def test_every_variable_must_be_a_parameter() -> None:
+    t = quorem.parse("x + y", {"x": (0, 3), "y": (0, 3)})
+    with pytest.raises(EmitError, match="y are not parameters"):
+        emit(t, ["x"])
+    with pytest.raises(EmitError, match="given twice"):
+        emit(t, ["x", "y", "x"])
+    with pytest.raises(EmitError, match="unknown language"):
+        emit(t, ["x", "y"], "fortran")
+    with pytest.raises(EmitError, match="cannot be a parameter"):
+        emit(quorem.parse("int + 1", {"int": (0, 3)}), ["int"])
+
+
+def test_cli_emit(capsys: pytest.CaptureFixture[str]) -> None:
+    from quorem.engine.cli import main
+
+    assert main(["emit", "(x*4 + y)//4", "--var", "x=0:1023", "--var", "y=0:3", "--lang", "c"]) == 0
+    out = capsys.readouterr().out
+    assert "int64_t index(int64_t x, int64_t y)" in out and "return x;" in out
+    assert main(["emit", "x // 3", "--var", "x=-9:9", "--lang", "python"]) == 0
+    assert "def index(x: int) -> int:" in capsys.readouterr().out
+    assert main(["emit", "x * y", "--var", "x=0:3"]) == 2
+    assert "y are not parameters" in capsys.readouterr().err
+    assert main(["emit", "x * 8", "--var", "x=0:9223372036854775807"]) == 2
+    assert "more than 64 bits" in capsys.readouterr().err

@@ -1,0 +1,109 @@
+"""SymPy interoperability: to_sympy and from_sympy keep every value."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+import quorem
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from quorem.engine.errors import EvaluationError
+from quorem.engine.ops import DIVISION_OPS
+from quorem.engine.sympy_interop import SympyError
+from strategies import Case, points, random_cases
+
+sp = pytest.importorskip("sympy")
+
+
+def _divisors(t: quorem.Term) -> list[quorem.Term]:
+    out, seen, stack = [], set(), [t]
+    while stack:
+        u = stack.pop()
+        if u in seen:
+            continue
+        seen.add(u)
+        if u.op in DIVISION_OPS:
+            out.append(u.args[1])
+        stack.extend(u.args)
+    return out
+
+
+def _at(expr: Any, point: dict[str, int]) -> int:
+    """The value of a SymPy expression with each symbol set by name."""
+    # xreplace puts every number in at once (subs, one symbol at a time, can let SymPy
+    # rewrite partly numeric Mods wrongly on the way).
+    value = expr.xreplace({s: sp.Integer(point[s.name]) for s in expr.free_symbols})
+    assert value.is_Integer, value
+    return int(value)
+
+
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(random_cases(max_depth=3, term_divisors=False), st.data())
+def test_to_sympy_and_back_keep_every_value(case: Case, data: st.DataObject) -> None:
+    try:
+        expr = quorem.to_sympy(case.term)
+    except SympyError as exc:
+        # Only a division by something that can be 0 (a comparison, x < x...) may have
+        # no SymPy form: SymPy folds such a divisor and divides by its 0 branch.
+        assert "division by" in str(exc)
+        assert any(
+            d.vmin is not None and d.vmin <= 0 <= (d.vmax or 0) for d in _divisors(case.term)
+        )
+        return
+    back = quorem.from_sympy(expr, case.box)
+    for _ in range(4):
+        p = data.draw(points(case.box))
+        try:
+            expected = quorem.evaluate(case.term, p)
+        except EvaluationError:
+            continue  # division by zero at this point
+        assert _at(expr, p) == expected
+        assert quorem.evaluate(back, p) == expected
+
+
+def test_variables_carry_what_sympy_can_hold_of_their_bounds() -> None:
+    t = quorem.parse("a + b + c", {"a": (0, 9), "b": (1, 9), "c": (-1, 9)})
+    syms = {s.name: s for s in quorem.to_sympy(t).free_symbols}
+    assert syms["a"].is_nonnegative and not syms["a"].is_positive
+    assert syms["b"].is_positive
+    assert syms["c"].is_integer and syms["c"].is_nonnegative is None
+
+
+def test_from_sympy_reads_floor_ceiling_mod_max_min_and_powers() -> None:
+    x, y = sp.symbols("x y", integer=True)
+    e = sp.floor((x + 3) / 4) + sp.Mod(x, 4) + sp.ceiling(x / 3) + sp.Max(x, y, 2) + x**2
+    box = {"x": (-10, 10), "y": (-3, 3)}
+    t = quorem.from_sympy(e, box)
+    for xv in range(-10, 11):
+        for yv in (-3, 0, 3):
+            assert quorem.evaluate(t, {"x": xv, "y": yv}) == _at(e, {"x": xv, "y": yv})
+    assert quorem.simplify(
+        quorem.from_sympy(sp.floor(x / 4) * 4 + sp.Mod(x, 4), box)
+    ) is quorem.var("x", -10, 10)
+
+
+@pytest.mark.parametrize(
+    ("make", "reason"),
+    [
+        (lambda: sp.Symbol("z") + 1, "not declared integer"),
+        (lambda: sp.Symbol("x", integer=True) / 2, "Half"),
+        (lambda: sp.sin(sp.Symbol("x", integer=True)), "sin"),
+        (lambda: sp.Symbol("x", integer=True) ** 100, "powers by an integer"),
+        (
+            lambda: sp.floor(sp.Symbol("x", integer=True) / sp.Integer(0)),
+            "ComplexInfinity",
+        ),
+    ],
+)
+def test_what_from_sympy_cannot_read_is_named(make: Any, reason: str) -> None:
+    with pytest.raises(SympyError, match=reason):
+        quorem.from_sympy(make())
+
+
+def test_sympy_does_not_rewrite_the_divisions_it_is_given() -> None:
+    # SymPy 1.14 evaluates Mod(2*a, -6*a) to 2*a, which is wrong for every a != 0.
+    t = quorem.parse("(a*2) % (a*-6)", {"a": (1, 9)})
+    e = quorem.to_sympy(t)
+    for a in range(1, 10):
+        assert _at(e, {"a": a}) == quorem.evaluate(t, {"a": a}) == -4 * a
