@@ -75,6 +75,14 @@ def test_more_than_64_bits_is_an_error(
         node_widths(quorem.parse(text, box))
 
 
+def test_an_unbounded_parameter_is_an_int64_until_computed_with() -> None:
+    x = quorem.var("x")
+    assert node_widths(x)[x] is Width.I64
+    assert "return x;" in emit(x, ["x"])
+    with pytest.raises(WidthError, match="unbounded"):
+        node_widths(x + 1)
+
+
 def test_int32_min_divided_by_minus_one_needs_64_bits() -> None:
     t = quorem.parse("x % y", {"x": (-(2**31), 0), "y": (-1, -1)}, "trunc")
     assert node_widths(t)[t] is Width.I64

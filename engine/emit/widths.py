@@ -51,6 +51,12 @@ def _need(lo: int | None, hi: int | None) -> Width | None:
 
 def _own_need(t: Term) -> Width | None:
     """The narrowest width holding ``t`` and the intermediates its own code computes."""
+    if t.op is Op.VAR:
+        # A parameter is an int64_t: unbounded, it still holds; what is computed from
+        # it is then unbounded too and reported there.
+        lo = -(2**63) if t.vmin is None else t.vmin
+        hi = 2**63 - 1 if t.vmax is None else t.vmax
+        return _need(lo, hi)
     needs = [_need(t.vmin, t.vmax)]
     if t.op is Op.ADD:
         coefs, k = t.arg
