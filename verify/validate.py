@@ -16,6 +16,7 @@ import z3
 from quorem.engine.ops import Op, Semantics
 from quorem.engine.rewrite import Step
 from quorem.engine.term import Term
+from quorem.engine.walk import nodes
 from quorem.verify.division import Quotient, division_axioms, proportional_quotient_lemmas
 
 __all__ = ["StepCheck", "TermTranslator", "check_step", "validate_trace"]
@@ -77,16 +78,9 @@ class _Translator:
         return self.values[root]
 
     def collect_divisors(self, root: Term, defined: list[Any]) -> None:
-        seen: set[Term] = set()
-        stack = [root]
-        while stack:
-            t = stack.pop()
-            if t in seen:
-                continue
-            seen.add(t)
+        for t in nodes(root):
             if t.op in (Op.FLOORDIV, Op.FLOORMOD, Op.TRUNCDIV, Op.TRUNCMOD):
                 defined.append(self.values[t.args[1]] != 0)
-            stack.extend(t.args)
 
     def node(self, t: Term, defined: list[Any]) -> Any:
         op = t.op
