@@ -38,7 +38,7 @@ from quorem.engine.api import (
 from quorem.engine.emit import LANGUAGES, emit
 from quorem.engine.indexing.hlo_cli import add_hlo_parser
 from quorem.engine.indexing.map_cli import add_map_parser
-from quorem.engine.rewrite import DEFAULT_MAX_STEPS, rewrite
+from quorem.engine.rewrite import DEFAULT_MAX_STEPS, rewrite, rewrite_term
 from quorem.engine.rule import Rule
 from quorem.engine.walk import free_names
 
@@ -444,7 +444,7 @@ def cmd_emit(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     bounds = _bounds_of(args.var)
     term = _parse_expr(args.expr, bounds, Semantics(args.semantics))
     if not args.no_simplify:
-        term = rewrite(term, default_ruleset()).term
+        term = rewrite_term(term, default_ruleset())
     out.write(emit(term, list(bounds), args.lang))
     return EXIT_OK
 

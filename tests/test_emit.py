@@ -24,6 +24,7 @@ from quorem.engine.emit import (
 from quorem.engine.errors import EvaluationError
 from quorem.engine.ops import DIVISION_OPS, SEMANTICS_OF, Semantics
 from quorem.engine.term import Term
+from quorem.engine.walk import nodes
 from strategies import Case, points, random_cases
 
 CC = shutil.which("cc") or shutil.which("gcc") or shutil.which("clang")
@@ -31,16 +32,7 @@ needs_cc = pytest.mark.skipif(CC is None, reason="no C compiler")
 
 
 def _ops(t: Term) -> set[Any]:
-    seen: set[Term] = set()
-    out = set()
-    stack = [t]
-    while stack:
-        u = stack.pop()
-        if u not in seen:
-            seen.add(u)
-            out.add(u.op)
-            stack.extend(u.args)
-    return out
+    return {u.op for u in nodes(t)}
 
 
 # ------------------------------------------------------------------ widths

@@ -11,22 +11,14 @@ from hypothesis import strategies as st
 from quorem.engine.errors import EvaluationError
 from quorem.engine.ops import DIVISION_OPS
 from quorem.engine.sympy_interop import SympyError
+from quorem.engine.walk import nodes
 from strategies import Case, points, random_cases
 
 sp = pytest.importorskip("sympy")
 
 
 def _divisors(t: quorem.Term) -> list[quorem.Term]:
-    out, seen, stack = [], set(), [t]
-    while stack:
-        u = stack.pop()
-        if u in seen:
-            continue
-        seen.add(u)
-        if u.op in DIVISION_OPS:
-            out.append(u.args[1])
-        stack.extend(u.args)
-    return out
+    return [u.args[1] for u in nodes(t) if u.op in DIVISION_OPS]
 
 
 def _at(expr: Any, point: dict[str, int]) -> int:

@@ -175,7 +175,8 @@ def emit(term: Term, params: Sequence[str] | None = None, lang: str = "c") -> st
     target = Semantics.FLOOR if lang == "python" else Semantics.TRUNC
     low = lower(term, target)
     order = postorder(low)
-    temps = {t: f"t_{i}" for i, t in enumerate(t for t in order if t in _temporaries(order))}
+    shared = _temporaries(order)
+    temps = {t: f"t_{i}" for i, t in enumerate(t for t in order if t in shared)}
     if lang == "python":
         return _python_function(low, order, temps, names)
     return _c_function(low, order, temps, names, cuda=lang == "cuda")

@@ -63,8 +63,13 @@ def lower(term: Term, target: Semantics) -> Term:
     out = rewrite_term(term, lowering_ruleset(target), max_steps=_STEPS)
     left = _leftover(out, target)
     if left is not None:
-        d = left.args[1]
-        if d.vmin == d.vmax == 0:
-            raise LoweringError(f"{left} divides by zero at every point: it has no value")
+        # A division (here or inside) whose divisor is 0 at every point, as written or
+        # once lowered (b % b is 0 wherever it is defined), has no value, and no rule
+        # builds a replacement for it.
+        for t in nodes(left):
+            if t.op in DIVISION_OPS:
+                d = rewrite_term(t.args[1], lowering_ruleset(target), max_steps=_STEPS)
+                if d.vmin == d.vmax == 0:
+                    raise LoweringError(f"{left} divides by zero at every point: it has no value")
         raise LoweringError(f"no lowering rule for {left} to {target.value} division")
     return out

@@ -8,7 +8,7 @@ intermediate tensor, which the producer maps on. This is XLA's
 
 from __future__ import annotations
 
-from quorem.engine.indexing.map import IndexingMap, Variable
+from quorem.engine.indexing.map import IndexingMap, IndexingMapError, Variable
 from quorem.engine.term import Term
 from quorem.engine.walk import substitute
 
@@ -30,8 +30,6 @@ def compose(consumer: IndexingMap, producer: IndexingMap) -> IndexingMap:
     :class:`~quorem.engine.indexing.map.IndexingMapError` when the consumer's results
     do not match the producer's dims in number. The result is not simplified.
     """
-    from quorem.engine.indexing.map import IndexingMapError  # noqa: PLC0415
-
     if consumer.n_results != producer.n_dims:
         raise IndexingMapError(
             f"cannot compose: the consumer has {consumer.n_results} results, "

@@ -23,11 +23,14 @@ a division, or stops, and passes are capped.
 from __future__ import annotations
 
 import dataclasses
+import itertools
 from collections.abc import Iterable
 from itertools import count
 from typing import Final
 
-from quorem.engine.indexing.map import IndexingMap, Variable
+from quorem.engine.evaluate import evaluate
+from quorem.engine.indexing.compare import decide_empty, decide_equal
+from quorem.engine.indexing.map import IndexingMap, IndexingMapError, Variable
 from quorem.engine.indexing.mapsyntax import print_map
 from quorem.engine.ops import Op, Semantics
 from quorem.engine.rewrite import rewrite_term
@@ -273,17 +276,13 @@ def _renumber(vs: list[Variable], prefix: str) -> list[Variable]:
 def _satisfiable(
     e: Term, lo: int, hi: int, names: Iterable[str], box: dict[str, tuple[int, int]]
 ) -> bool:
-    from itertools import product as points  # noqa: PLC0415
-
-    from quorem.engine.evaluate import evaluate  # noqa: PLC0415
-
     names = sorted(names)
     sizes = 1
     for n in names:
         sizes *= box[n][1] - box[n][0] + 1
     if sizes > 2**16:
         return False
-    for p in points(*(range(box[n][0], box[n][1] + 1) for n in names)):
+    for p in itertools.product(*(range(box[n][0], box[n][1] + 1) for n in names)):
         if lo <= evaluate(e, dict(zip(names, p, strict=True))) <= hi:
             return True
     return False
@@ -331,14 +330,10 @@ def maps_equal(a: IndexingMap, b: IndexingMap, *, timeout: float = 10.0) -> bool
 
     Both are first simplified, unused range and runtime variables removed; then their
     variables correspond by position (dims, range and runtime variables). Decided by
-    simplification when the simplified maps print equal, or when each pair of results
-    simplifies to a zero difference on identical domains; failing that by Z3 (needs the
+    simplification when the simplified maps print equal; failing that by Z3 (needs the
     ``verify`` extra) or, without Z3, by enumerating a domain of at most 2**20 points.
     Raises :class:`~quorem.engine.indexing.map.IndexingMapError` when undecided.
     """
-    from quorem.engine.indexing.compare import decide_empty, decide_equal  # noqa: PLC0415
-    from quorem.engine.indexing.map import IndexingMapError  # noqa: PLC0415
-
     if (a.n_dims, a.n_results) != (b.n_dims, b.n_results):
         return False
     sa, sb = simplify_map(a), simplify_map(b)
