@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from quorem.engine.arith import BINARY_EVALUATORS
 from quorem.engine.errors import EvaluationError
 from quorem.engine.ops import DIVISION_OPS, Op
+from quorem.engine.printer import brief
 from quorem.engine.term import Term
 
 __all__ = ["count_divmod", "evaluate"]
@@ -55,7 +56,7 @@ def evaluate(term: Term, env: Mapping[str, int], *, check_bounds: bool = True) -
             try:
                 values[t] = BINARY_EVALUATORS[op](args[0], args[1])
             except ZeroDivisionError:
-                raise EvaluationError(f"division by zero at this point in {t}") from None
+                raise EvaluationError(f"division by zero at this point in {brief(t)}") from None
     return values[term]
 
 

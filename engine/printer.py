@@ -7,7 +7,7 @@ from typing import Final
 from quorem.engine.ops import SEMANTICS_OF, Op, Semantics
 from quorem.engine.term import Term
 
-__all__ = ["to_text"]
+__all__ = ["brief", "to_text"]
 
 # Binding strength, Python's: comparisons < sums < products < unary minus < atoms.
 _CMP: Final = 1
@@ -16,6 +16,7 @@ _PROD: Final = 3
 _UNARY: Final = 4
 _ATOM: Final = 5
 _HUGE: Final = 10**4000  # beyond Python's default str() digit limit: print in hex
+_BRIEF_CHARS: Final = 160
 _CMP_TEXT: Final = {Op.LT: "<", Op.LE: "<=", Op.EQ: "==", Op.NE: "!="}
 _FUNC_TEXT: Final = {
     Op.FLOORDIV: "floordiv",
@@ -51,20 +52,27 @@ def _prec(t: Term, semantics: Semantics) -> int:
 Item = str | tuple[Term, int]
 
 
-def to_text(term: Term, semantics: Semantics = Semantics.FLOOR) -> str:
+def to_text(term: Term, semantics: Semantics = Semantics.FLOOR, limit: int | None = None) -> str:
     """Render ``term`` in quorem's text syntax.
 
     ``//`` and ``%`` are printed for the division ops of ``semantics``; the others are
     printed as ``floordiv``/``truncmod``/... calls. The text parses back, under the same
     semantics and variable bounds, to the identical term. Iterative: any depth prints.
+    With ``limit``, printing stops once the text is longer than ``limit`` characters
+    and the text ends in ``...`` (it then does not parse): a term with shared subterms
+    prints each use in full, so its text can be exponentially longer than the term.
     """
     out: list[str] = []
+    length = 0
     # Work stack: a string to emit, or (term, minimum precedence the context needs).
     stack: list[Item] = [(term, 0)]
     while stack:
         item = stack.pop()
         if isinstance(item, str):
             out.append(item)
+            length += len(item)
+            if limit is not None and length > limit:
+                return "".join(out)[:limit] + "..."
             continue
         t, need = item
         pieces = _expand(t, semantics)
@@ -75,6 +83,11 @@ def to_text(term: Term, semantics: Semantics = Semantics.FLOOR) -> str:
         if wrap:
             stack.append("(")
     return "".join(out)
+
+
+def brief(term: Term, semantics: Semantics = Semantics.FLOOR) -> str:
+    """``term``'s text cut to about a line, for error messages (see :func:`to_text`)."""
+    return to_text(term, semantics, _BRIEF_CHARS)
 
 
 def _expand(t: Term, semantics: Semantics) -> list[Item]:

@@ -3,7 +3,8 @@
 SymPy's integer division is ``floor(a/b)`` and its ``Mod`` is floor modulo, so a term is
 first lowered to floor division by the proven rules of ``rules/lowering/`` (a
 truncating division becomes a floor one with a sign correction). Comparisons become
-``Piecewise((1, a < b), (0, True))``. Variables become integer symbols, non-negative
+clamped differences (``a < b`` is ``Min(1, Max(0, b - a))``, ``a == b`` is
+``1 - Min(1, Abs(a - b))``). Variables become integer symbols, non-negative
 (or positive) where their lower bound says so, which SymPy's simplifier can use; their
 upper bounds SymPy cannot hold, so :func:`from_sympy` takes bounds again.
 
@@ -21,12 +22,17 @@ from typing import Any, Final
 from quorem.engine.emit.lower import lower
 from quorem.engine.errors import QuoremError
 from quorem.engine.ops import Op, Semantics
+from quorem.engine.printer import brief
 from quorem.engine.term import Term, compare, const, div, maximum, minimum, mod, product, var
 from quorem.engine.walk import postorder
 
 __all__ = ["SympyError", "from_sympy", "to_sympy"]
 
 _MAX_POWER: Final = 64
+# SymPy keeps no sharing: a term is a tree to it, and its constructors walk those trees
+# (Max and Min count nodes to order their arguments). A term whose tree is larger is
+# refused with a clear error rather than left to run for minutes.
+MAX_TREE_NODES: Final = 50_000
 
 
 class SympyError(QuoremError):
@@ -45,20 +51,35 @@ def to_sympy(term: Term) -> Any:
     """The SymPy expression equal to ``term`` at every point of its variables' bounds.
 
     Truncating divisions are lowered to floor ones first (proven rules). Raises
-    :class:`SympyError` when SymPy is missing.
+    :class:`SympyError` when SymPy is missing, or when the term written as a tree (as
+    SymPy holds it) has more than :data:`MAX_TREE_NODES` nodes.
     """
     sp = _sympy()
     low = lower(term, Semantics.FLOOR)
+    size = _tree_size(low)
+    if size > MAX_TREE_NODES:
+        raise SympyError(
+            f"{brief(term)}: {size} nodes with its shared subterms written out (SymPy keeps no "
+            f"sharing), more than the {MAX_TREE_NODES} to_sympy builds"
+        )
     values: dict[Term, Any] = {}
     try:
         _build(sp, low, values)
     except ZeroDivisionError:
         # SymPy knows no bounds: it folds a divisor such as Piecewise((1, x < y), (0,
         # True)), or one the bounds keep from 0, into cases and divides by a 0 one.
-        raise SympyError(f"{term}: SymPy divides by zero while building it") from None
+        raise SympyError(f"{brief(term)}: SymPy divides by zero while building it") from None
     if values[low].has(sp.zoo, sp.nan):
-        raise SympyError(f"{term}: SymPy divides by zero while building it")
+        raise SympyError(f"{brief(term)}: SymPy divides by zero while building it")
     return values[low]
+
+
+def _tree_size(term: Term) -> int:
+    """The number of nodes of ``term`` written as a tree (each use of a subterm counts)."""
+    sizes: dict[Term, int] = {}
+    for t in postorder(term):
+        sizes[t] = 1 + sum(sizes[a] for a in t.args)
+    return sizes[term]
 
 
 def _build(sp: Any, low: Term, values: dict[Term, Any]) -> None:
@@ -80,7 +101,7 @@ def _build(sp: Any, low: Term, values: dict[Term, Any]) -> None:
             values[t] = sp.Mul(*args)
         elif op in (Op.FLOORDIV, Op.FLOORMOD):
             if args[1] == 0:  # SymPy folded the divisor (x < x, say): never defined
-                raise SympyError(f"{t}: division by zero at every point")
+                raise SympyError(f"{brief(t)}: division by zero at every point")
             a, b = args
             # Unevaluated: SymPy 1.14 rewrites Mod(2*a, -6*a) to 2*a, wrong for every
             # a != 0 (Mod(10, -30) is -20). Numbers substituted later evaluate right.
@@ -90,13 +111,43 @@ def _build(sp: Any, low: Term, values: dict[Term, Any]) -> None:
                 values[t] = sp.floor(sp.Mul(a, sp.Pow(b, -1)), evaluate=False)
             else:
                 values[t] = sp.Mod(a, b, evaluate=False)
-        elif op is Op.MAX:
-            values[t] = sp.Max(*args)
+        elif op is Op.MAX:  # unevaluated, like the comparisons (see _indicator)
+            values[t] = _lattice(sp.Max, *args)
         elif op is Op.MIN:
-            values[t] = sp.Min(*args)
+            values[t] = _lattice(sp.Min, *args)
         else:
-            rel = {Op.LT: sp.Lt, Op.LE: sp.Le, Op.EQ: sp.Eq, Op.NE: sp.Ne}[op]
-            values[t] = sp.Piecewise((1, rel(*args)), (0, True))
+            values[t] = _indicator(sp, op, *args)
+
+
+def _indicator(sp: Any, op: Op, a: Any, b: Any) -> Any:
+    """The 0/1 value of the comparison ``a op b`` of integers, as a SymPy expression.
+
+    Clamped differences, not ``Piecewise``: SymPy folds a ``Piecewise`` nested in a
+    condition into one over every combination of the inner conditions (exponential in
+    the nesting, and SymPy 1.14 raises ``KeyError`` on conditions it cannot attach to
+    one symbol). Built unevaluated: evaluating ``Max``/``Min`` compares their arguments
+    through SymPy's assumptions, which walks the whole tree below at every level
+    (seconds at a nesting of four). Numbers put in later evaluate them.
+    """
+    one, zero = sp.Integer(1), sp.Integer(0)
+    if op is Op.LT:  # b - a >= 1 exactly when a < b
+        return _lattice(sp.Min, one, _lattice(sp.Max, zero, b - a))
+    if op is Op.LE:
+        return _lattice(sp.Min, one, _lattice(sp.Max, zero, b - a + 1))
+    # Abs, unevaluated unless a number: it then holds a - b once (Max(a - b, b - a)
+    # would write both out twice to SymPy, which keeps no sharing).
+    d = a - b
+    distance = sp.Abs(d) if d.is_Integer else sp.Abs(d, evaluate=False)
+    if op is Op.NE:
+        return _lattice(sp.Min, one, distance)
+    return 1 - _lattice(sp.Min, one, distance)
+
+
+def _lattice(cls: Any, a: Any, b: Any) -> Any:
+    """``cls(a, b)`` (SymPy's ``Max`` or ``Min``): a number if both are, else unevaluated."""
+    if a.is_Integer and b.is_Integer:
+        return cls(a, b)
+    return cls(a, b, evaluate=False)
 
 
 def from_sympy(
@@ -106,7 +157,7 @@ def from_sympy(
 
     Understands integers, symbols declared integer, ``+``, ``*``, powers by a
     non-negative integer, ``floor(a/b)`` and ``ceiling(a/b)`` of integer ``a``, ``b``,
-    ``Mod``, ``Max``, ``Min`` and ``Piecewise`` over comparisons (with ``&``, ``|``,
+    ``Mod``, ``Abs``, ``Max``, ``Min`` and ``Piecewise`` over comparisons (with ``&``, ``|``,
     ``~``) whose values are integer expressions. Anything else (a non-integer symbol or
     constant, a real function) raises :class:`SympyError` naming the sub-expression.
     """
@@ -162,6 +213,9 @@ class _Reader:
             return -div(-num, den, Semantics.FLOOR)
         if isinstance(e, sp.Mod):
             return mod(self.read(e.args[0]), self.read(e.args[1]), Semantics.FLOOR)
+        if isinstance(e, sp.Abs):
+            x = self.read(e.args[0])
+            return maximum(x, -x)
         if isinstance(e, sp.Max | sp.Min):
             kids = [self.read(a) for a in e.args]
             out = kids[0]

@@ -64,7 +64,14 @@ def test_variables_carry_what_sympy_can_hold_of_their_bounds() -> None:
 
 def test_from_sympy_reads_floor_ceiling_mod_max_min_and_powers() -> None:
     x, y = sp.symbols("x y", integer=True)
-    e = sp.floor((x + 3) / 4) + sp.Mod(x, 4) + sp.ceiling(x / 3) + sp.Max(x, y, 2) + x**2
+    e = (
+        sp.floor((x + 3) / 4)
+        + sp.Mod(x, 4)
+        + sp.ceiling(x / 3)
+        + sp.Max(x, y, 2)
+        + x**2
+        + sp.Abs(x - 2 * y)
+    )
     box = {"x": (-10, 10), "y": (-3, 3)}
     t = quorem.from_sympy(e, box)
     for xv in range(-10, 11):
@@ -99,3 +106,35 @@ def test_sympy_does_not_rewrite_the_divisions_it_is_given() -> None:
     e = quorem.to_sympy(t)
     for a in range(1, 10):
         assert _at(e, {"a": a}) == quorem.evaluate(t, {"a": a}) == -4 * a
+
+
+def test_comparisons_nested_in_comparisons_build_and_keep_their_values() -> None:
+    # SymPy folds a Piecewise nested in a condition over every combination of the inner
+    # conditions: as Piecewise, four levels of this ran for minutes, and the first case
+    # (lowering's sign corrections nest comparisons) raised KeyError inside SymPy 1.14.
+    box = {"a": (-273, -189)}
+    t = quorem.parse("truncmod(min(a, a) - truncmod(a*2 - 2, 2), 51)", box)
+    e = quorem.to_sympy(t)
+    for a in range(-273, -188):
+        assert _at(e, {"a": a}) == quorem.evaluate(t, {"a": a})
+    s = "a"
+    for i in range(5):
+        s = f"({s} < b{i}) + ({s} <= c{i}) - ({s} == b{i}) + ({s} != c{i})"
+    box = {"a": (0, 9)} | {f"b{i}": (0, 3) for i in range(5)} | {f"c{i}": (-2, 5) for i in range(5)}
+    t = quorem.parse(s, box)
+    e = quorem.to_sympy(t)
+    back = quorem.from_sympy(e, box)
+    for p in ({n: lo for n, (lo, _) in box.items()}, {n: hi for n, (_, hi) in box.items()}):
+        assert _at(e, p) == quorem.evaluate(t, p) == quorem.evaluate(back, p)
+
+
+def test_a_term_too_large_as_a_tree_is_refused_with_a_short_message() -> None:
+    from quorem.engine.sympy_interop import MAX_TREE_NODES
+
+    s = "a"
+    for i in range(16):  # each level uses the one below twice: 2**16 leaves
+        s = f"max({s}, b{i}) - min({s} // 3, {i + 2})"
+    t = quorem.parse(s, {"a": (0, 9)} | {f"b{i}": (0, 3) for i in range(16)})
+    with pytest.raises(SympyError, match=f"more than the {MAX_TREE_NODES}") as info:
+        quorem.to_sympy(t)
+    assert len(str(info.value)) < 400

@@ -450,3 +450,19 @@ def test_deep_terms_need_no_recursion() -> None:
     v = evaluate(t, {"x": 12345})
     assert evaluate(quorem.simplify(t), {"x": 12345}) == v
     assert count_divmod(t) == depth
+
+
+def test_brief_text_stays_short_for_terms_exponential_as_text() -> None:
+    """A term sharing its subterms prints each use; ``brief`` (for errors) stops early."""
+    from quorem.engine.printer import brief
+
+    x = var("x", 0, 9)
+    t = x
+    for i in range(60):  # 2**60 leaves as text, 60 levels of nodes
+        t = maximum(t, var(f"y{i}", 0, 9)) - t // 3
+    short = brief(t)
+    assert short.endswith("...") and len(short) < 200
+    assert short.startswith("max(y59, max(y58, ")
+    small = (x + 1) // 2
+    assert brief(small) == to_text(small) == "(x + 1)//2"
+    assert to_text(small, limit=3) == "(x ..."

@@ -15,6 +15,7 @@ from typing import Final
 
 from quorem.engine.errors import QuoremError
 from quorem.engine.ops import Op
+from quorem.engine.printer import brief
 from quorem.engine.term import Term, binary_range
 from quorem.engine.walk import postorder
 
@@ -97,7 +98,7 @@ def node_widths(term: Term) -> dict[Term, Width]:
         need = _own_need(t)
         if need is None:
             rng = f"[{t.vmin}, {t.vmax}]".replace("None", "unbounded")
-            raise WidthError(f"{t} needs more than 64 bits: its values range over {rng}")
+            raise WidthError(f"{brief(t)} needs more than 64 bits: its values range over {rng}")
         # Comparisons yield 0 or 1, but compare their operands at the operands' width.
         widths[t] = max([need, *(widths[a] for a in t.args)])
     return widths
