@@ -24,7 +24,7 @@ from quorem.engine.errors import QuoremError
 from quorem.engine.ops import Op, Semantics
 from quorem.engine.printer import brief
 from quorem.engine.term import Term, compare, const, div, maximum, minimum, mod, product, var
-from quorem.engine.walk import postorder
+from quorem.engine.walk import postorder, tree_size
 
 __all__ = ["SympyError", "from_sympy", "to_sympy"]
 
@@ -56,7 +56,7 @@ def to_sympy(term: Term) -> Any:
     """
     sp = _sympy()
     low = lower(term, Semantics.FLOOR)
-    size = _tree_size(low)
+    size = tree_size(low)
     if size > MAX_TREE_NODES:
         raise SympyError(
             f"{brief(term)}: {size} nodes with its shared subterms written out (SymPy keeps no "
@@ -72,14 +72,6 @@ def to_sympy(term: Term) -> Any:
     if values[low].has(sp.zoo, sp.nan):
         raise SympyError(f"{brief(term)}: SymPy divides by zero while building it")
     return values[low]
-
-
-def _tree_size(term: Term) -> int:
-    """The number of nodes of ``term`` written as a tree (each use of a subterm counts)."""
-    sizes: dict[Term, int] = {}
-    for t in postorder(term):
-        sizes[t] = 1 + sum(sizes[a] for a in t.args)
-    return sizes[term]
 
 
 def _build(sp: Any, low: Term, values: dict[Term, Any]) -> None:

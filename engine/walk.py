@@ -12,7 +12,15 @@ from collections.abc import Iterator, Mapping
 from quorem.engine.ops import Op
 from quorem.engine.term import Term, rebuild, var
 
-__all__ = ["free_names", "nodes", "postorder", "rebound", "replace_subterms", "substitute"]
+__all__ = [
+    "free_names",
+    "nodes",
+    "postorder",
+    "rebound",
+    "replace_subterms",
+    "substitute",
+    "tree_size",
+]
 
 
 def substitute(term: Term, replacements: Mapping[str, Term]) -> Term:
@@ -86,6 +94,20 @@ def postorder(term: Term) -> list[Term]:
             stack.append((t, True))
             stack.extend((a, False) for a in reversed(t.args) if a not in seen)
     return order
+
+
+def tree_size(*terms: Term) -> int:
+    """The number of nodes of ``terms`` written out as trees.
+
+    Each use of a shared subterm counts again, as it does in printed text or in a
+    library without sharing: this can be exponentially more than the distinct nodes.
+    """
+    sizes: dict[Term, int] = {}
+    for root in terms:
+        for t in postorder(root):
+            if t not in sizes:
+                sizes[t] = 1 + sum(sizes[a] for a in t.args)
+    return sum(sizes[t] for t in terms)
 
 
 def free_names(term: Term) -> set[str]:

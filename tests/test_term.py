@@ -466,3 +466,17 @@ def test_brief_text_stays_short_for_terms_exponential_as_text() -> None:
     small = (x + 1) // 2
     assert brief(small) == to_text(small) == "(x + 1)//2"
     assert to_text(small, limit=3) == "(x ..."
+
+
+def test_tree_size_counts_every_use_of_a_shared_subterm() -> None:
+    from quorem.engine.walk import nodes, tree_size
+
+    x, y = var("x", 0, 9), var("y", 0, 9)
+    assert tree_size(x) == 1
+    assert tree_size((x + 1) // 2) == 4  # //, x + 1, x, 2 (a sum keeps its constant)
+    t = x
+    for _ in range(40):
+        t = maximum(t, y) - t // 3  # t used twice per level
+    assert len(list(nodes(t))) < 400
+    assert tree_size(t) > 2**40
+    assert tree_size(t, t) == 2 * tree_size(t)

@@ -27,7 +27,7 @@ from quorem.engine.indexing.hlo_ops import OperandMaps, identity_map
 from quorem.engine.indexing.map import IndexingMap
 from quorem.engine.indexing.mapsyntax import print_map
 from quorem.engine.indexing.simplify import simplify_map
-from quorem.engine.term import Term
+from quorem.engine.walk import tree_size
 
 __all__ = [
     "OperandMaps",
@@ -76,18 +76,7 @@ _MAX_TREE: Final = 400
 
 def _tree_size(m: IndexingMap) -> int:
     """The number of nodes of ``m``'s terms written out as trees (shared subterms repeated)."""
-    sizes: dict[Term, int] = {}
-    stack = [*m.results, *(e for e, _, _ in m.constraints)]
-    roots = list(stack)
-    while stack:
-        t = stack[-1]
-        pending = [a for a in t.args if a not in sizes]
-        if pending:
-            stack.extend(pending)
-            continue
-        stack.pop()
-        sizes[t] = 1 + sum(sizes[a] for a in t.args)
-    return sum(sizes[t] for t in roots)
+    return tree_size(*m.results, *(e for e, _, _ in m.constraints))
 
 
 def _add_compositions(
