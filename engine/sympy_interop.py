@@ -66,8 +66,8 @@ def to_sympy(term: Term) -> Any:
     try:
         _build(sp, low, values)
     except ZeroDivisionError:
-        # SymPy knows no bounds: it folds a divisor such as Piecewise((1, x < y), (0,
-        # True)), or one the bounds keep from 0, into cases and divides by a 0 one.
+        # SymPy knows no bounds: its arithmetic may fold a divisor that the bounds keep
+        # from 0 (or a comparison's 0/1 value) to the number 0 and divide by it.
         raise SympyError(f"{brief(term)}: SymPy divides by zero while building it") from None
     if values[low].has(sp.zoo, sp.nan):
         raise SympyError(f"{brief(term)}: SymPy divides by zero while building it")
