@@ -1,6 +1,6 @@
 """``python -m benchmarks``: quorem, tinygrad and TVM side by side on corpora.
 
-    python -m benchmarks --corpus ../shared/corpora/seed_cases.jsonl --repeats 20 \\
+    python -m benchmarks --corpus benchmarks/data/seed_cases.jsonl --repeats 20 \\
         --out benchmarks/results
 
 Without a corpus it runs ``benchmarks/corpora/*.jsonl`` when there are any, else the seed

@@ -30,7 +30,7 @@ import quorem
 from quorem.engine import term as term_module
 
 ROOT = Path(__file__).resolve().parent.parent
-CASES = ROOT.parent / "shared" / "corpora" / "seed_cases.jsonl"
+CASES = ROOT / "benchmarks" / "data" / "seed_cases.jsonl"
 
 
 def load_cases(path: Path) -> list[dict[str, Any]]:

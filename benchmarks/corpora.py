@@ -47,7 +47,7 @@ import quorem
 from benchmarks.ideal import ideal_ops
 from benchmarks.layouts import Bounds, affine_form, flat, loop_vars, reshape_chain, tiled, unflat
 
-SEEDS = Path(__file__).resolve().parents[2] / "shared" / "corpora" / "seed_cases.jsonl"
+SEEDS = Path(__file__).resolve().parent / "data" / "seed_cases.jsonl"
 SEMANTICS = ("floor", "trunc")
 LADDER = (10, 30, 100, 300, 1000, 3000, 10000)
 DEFAULT_COUNT = 300

@@ -81,7 +81,7 @@ RANDOM_POINTS = 1000  # otherwise: the corners and this many seeded random point
 MAX_CORNERS = 1024
 UNBOUNDED = 10**6  # an unbounded side is sampled up to this magnitude
 ROOT = Path(__file__).resolve().parent.parent
-SEED_CORPUS = ROOT.parent / "shared" / "corpora" / "seed_cases.jsonl"
+SEED_CORPUS = ROOT / "benchmarks" / "data" / "seed_cases.jsonl"
 
 Bounds = Mapping[str, tuple[int | None, int | None]]
 

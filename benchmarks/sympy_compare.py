@@ -33,7 +33,7 @@ import sympy
 from quorem.engine.errors import EvaluationError, QuoremError
 
 ROOT = Path(__file__).resolve().parent.parent
-SEEDS = ROOT.parent / "shared" / "corpora" / "seed_cases.jsonl"
+SEEDS = ROOT / "benchmarks" / "data" / "seed_cases.jsonl"
 FAMILIES = ("reshape_aba", "reshape_abc", "strided", "tiled", "transpose")
 
 

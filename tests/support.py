@@ -11,7 +11,8 @@ from typing import Any
 import quorem
 
 REPO = Path(__file__).resolve().parent.parent
-SHARED = REPO.parent / "shared"
+# The seed corpus, carried in the repository: a fresh clone needs nothing beside it.
+SEED_CASES = REPO / "benchmarks" / "data" / "seed_cases.jsonl"
 
 
 def points(bounds: Mapping[str, tuple[int, int]], limit: int = 4000) -> Iterator[dict[str, int]]:

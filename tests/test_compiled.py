@@ -26,7 +26,7 @@ from quorem.engine.rewrite import RewriteResult, Step, StopReason, rewrite
 from quorem.engine.rule import Call, Name, NameKind, POp, PTerm, Rule
 from quorem.engine.ruleset import RuleSet, default_ruleset
 from quorem.engine.term import Term, rebuild
-from support import SHARED
+from support import SEED_CASES
 
 SETTINGS = settings(
     max_examples=150,
@@ -162,11 +162,8 @@ def _extra() -> RuleSet:
 
 
 def _seed_terms() -> list[Term]:
-    path = SHARED / "corpora" / "seed_cases.jsonl"
-    if not path.exists():
-        return []
     out = []
-    for line in path.read_text().splitlines():
+    for line in SEED_CASES.read_text().splitlines():
         if line.strip():
             case = json.loads(line)
             bounds = {k: (v[0], v[1]) for k, v in case["vars"].items()}

@@ -11,7 +11,7 @@ import json
 
 import pytest
 import quorem
-from support import SHARED, assert_equivalent
+from support import SEED_CASES, assert_equivalent
 
 ANY = (-1000, 1000)
 R = {"R3": (0, 3), "R4": (0, 1), "R2": (0, 3)}
@@ -122,10 +122,7 @@ def test_goal(text: str, bounds: dict[str, tuple[int, int]], expected: str, idea
 
 
 def _seed_cases() -> list[dict[str, object]]:
-    path = SHARED / "corpora" / "seed_cases.jsonl"
-    if not path.exists():
-        return []
-    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    return [json.loads(line) for line in SEED_CASES.read_text().splitlines() if line.strip()]
 
 
 # Where quorem's normal form differs from the seed's expected form, with the same number of
@@ -134,7 +131,6 @@ def _seed_cases() -> list[dict[str, object]]:
 BEYOND_SEED = {"worked-tile-stays": "R1//2"}
 
 
-@pytest.mark.skipif(not _seed_cases(), reason="../shared/corpora/seed_cases.jsonl not present")
 @pytest.mark.parametrize("case", [pytest.param(c, id=str(c["id"])) for c in _seed_cases()])
 def test_seed_corpus(case: dict[str, object]) -> None:
     """Every worked example of the seeds reaches its expected form and ideal op count."""

@@ -12,18 +12,16 @@ import quorem
 from quorem.engine.rewrite import Step
 from quorem.engine.ruleset import RuleSet
 from quorem.verify.validate import check_step, validate_trace
-from support import SHARED
+from support import SEED_CASES
 from test_goals import GOALS
 
 
 def _cases() -> list[tuple[str, dict[str, tuple[int, int]], str]]:
     cases = [(g[1], g[2], "floor") for g in GOALS]
-    path = SHARED / "corpora" / "seed_cases.jsonl"
-    if path.exists():
-        for line in path.read_text().splitlines():
-            c = json.loads(line)
-            bounds = {k: (v[0], v[1]) for k, v in c["vars"].items()}
-            cases.append((c["expr"], bounds, c.get("semantics", "floor")))
+    for line in SEED_CASES.read_text().splitlines():
+        c = json.loads(line)
+        bounds = {k: (v[0], v[1]) for k, v in c["vars"].items()}
+        cases.append((c["expr"], bounds, c.get("semantics", "floor")))
     return cases
 
 
