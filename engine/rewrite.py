@@ -178,6 +178,16 @@ def _run(  # noqa: PLR0915  (one loop, inlined for speed)
                     memo[t] = t
                     active.discard(t)
                     continue
+                if not u.fits64 and t.fits64:
+                    # Each operand's rewrite kept it in int64, but the canonical form of
+                    # the parent can scale or merge it (8*(x - 2**62) is 8*x - 2**65, a
+                    # constant -2**63 absorbs a folded -1): take only the rewrites that
+                    # keep the parent in int64.
+                    u = _rebuild_fitting(t, args, new_args)
+                    if u in memo:
+                        memo[t] = memo[u]
+                        active.discard(t)
+                        continue
                 if u in memo:
                     memo[t] = memo[u]
                     active.discard(t)
@@ -225,6 +235,35 @@ def _run(  # noqa: PLR0915  (one loop, inlined for speed)
         memo[t] = u
         active.discard(t)
     return memo[term], reason, n_steps
+
+
+_GREEDY_ARGS = 16  # operands; with more, a parent that leaves int64 keeps all of its own
+
+
+def _rebuild_fitting(t: Term, args: tuple[Term, ...], new_args: tuple[Term, ...]) -> Term:
+    """``t`` rebuilt from as many rewritten operands as keep it in int64 (``t.fits64``).
+
+    Operands are taken left to right, each only if the rebuilt node still fits; a node
+    with many operands (a long sum) keeps its own operands rather than pay a rebuild
+    per operand. The result fits in int64 whenever ``t`` does (``t`` itself at worst).
+    """
+    if len(args) > _GREEDY_ARGS:
+        return t
+    chosen = list(args)
+    best = t
+    for i, (old, new) in enumerate(zip(args, new_args, strict=True)):
+        if new is old:
+            continue
+        chosen[i] = new
+        try:
+            candidate = rebuild(t, chosen)
+        except TermError:
+            candidate = None
+        if candidate is not None and candidate.fits64:
+            best = candidate
+        else:
+            chosen[i] = old
+    return best
 
 
 def rewrite(

@@ -364,3 +364,67 @@ def test_a_product_of_divisors_takes_the_magnitude_fast_path() -> None:
     assert fits({"x": x, "C": 3, "D": 2**40})
     assert not fits({"x": x, "C": 0, "D": 2**40})  # a zero divisor: no value at all
     assert not fits({"x": x, "C": 2**32, "D": 2**32})  # the divisor itself overflows
+
+
+# ----------------------------------------------------- the parent a rewrite is merged into
+@pytest.mark.parametrize(
+    ("text", "box"),
+    [
+        # mod-of-one-bucket turns x%16 into x - 2**62, which fits; the enclosing 8*(...)
+        # would be rebuilt as x*8 - 2**65.
+        ("(x % 16)*8", {"x": (2**62, 2**62 + 15)}),
+        # y//2 folds to -1, which the enclosing sum's constant -2**63 would absorb.
+        ("x - 9223372036854775808 + y//2", {"x": (10, 20), "y": (-2, -1)}),
+        ("(x % 16)*8 + z % 4", {"x": (2**62, 2**62 + 15), "z": (4, 7)}),
+    ],
+)
+def test_a_rewrite_is_not_taken_where_the_parent_would_leave_int64(
+    text: str, box: dict[str, tuple[int, int]]
+) -> None:
+    t = quorem.parse(text, box)
+    assert term_fits_int64(t)
+    r = quorem.explain(t)
+    assert term_fits_int64(r.term), str(r.term)
+    for step in r.trace:  # every step taken stays in int64 too
+        assert term_fits_int64(step.after), (step.rule, str(step.after))
+    for point in ({n: lo for n, (lo, hi) in box.items()}, {n: hi for n, (lo, hi) in box.items()}):
+        assert _fits(_intermediates(r.term, point)), str(r.term)
+        assert quorem.evaluate(r.term, point) == quorem.evaluate(t, point)
+
+
+def test_other_operands_keep_their_rewrites() -> None:
+    # Only the operand whose rewrite would take the parent out of int64 is left as it was.
+    t = quorem.parse("(x % 16)*8 + z % 4", {"x": (2**62, 2**62 + 15), "z": (4, 7)})
+    assert str(quorem.simplify(t)) == "z + (x%16)*8 - 4"
+
+
+_NEAR = st.sampled_from([2**31, 2**32, 2**61, 2**62, 2**62 + 2**61, INT64_MAX])
+
+
+@st.composite
+def _boxes_near_the_limit(draw: st.DrawFn) -> dict[str, tuple[int, int]]:
+    box = {}
+    for name in ("x", "y", "z")[: draw(st.integers(1, 3))]:
+        edge = draw(_NEAR) * draw(st.sampled_from([1, -1]))
+        width = draw(st.sampled_from([0, 1, 7, 15, 255, 2**20]))
+        lo = max(min(edge, edge - width), INT64_MIN)
+        box[name] = (lo, min(lo + width, INT64_MAX))
+    return box
+
+
+@settings(max_examples=400, deadline=None)
+@given(box=_boxes_near_the_limit(), sem=st.sampled_from(list(Semantics)), data=st.data())
+def test_an_input_that_fits_gives_a_result_that_fits(
+    box: dict[str, tuple[int, int]], sem: Semantics, data: st.DataObject
+) -> None:
+    """By value ranges: whatever rules fire and however parents are rebuilt around them."""
+    t = data.draw(expressions(box, sem, max_depth=3, term_divisors=False))
+    assume(term_fits_int64(t))
+    r = quorem.explain(t)
+    assert term_fits_int64(r.term), (str(t), str(r.term))
+    for point in ({n: lo for n, (lo, _) in box.items()}, {n: hi for n, (_, hi) in box.items()}):
+        try:
+            want = quorem.evaluate(t, point)
+        except quorem.EvaluationError:
+            continue
+        assert quorem.evaluate(r.term, point) == want, (str(t), str(r.term), point)
