@@ -163,6 +163,7 @@ BAD = [
     ("p0 = f32[2] parameter(0)\nx = f32[2] Add(p0)", 2, "expected an opcode"),
     ('p0 = f32[2] parameter(0), metadata="unterminated', 1, "unexpected character"),
     ("x = " + "(" * 200 + "f32[]" + ")" * 200 + " tuple()", 1, "nested deeper"),
+    ("f {\n p = f32[2] parameter(0)\n ROOT n = f32[2] fusion(p), calls=f\n}", 3, "a cycle: f -> f"),
 ]
 
 

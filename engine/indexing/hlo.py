@@ -19,6 +19,12 @@ The accepted text is the subset XLA's documentation and tests write:
 The attributes indexing needs are checked while parsing (``dimensions``, ``slice``,
 ``padding``, ``window``, the gather and dot attributes, ...), so a malformed one is an
 error that names its line. Every error is an :class:`HloError`; nothing is evaluated.
+
+Integers (dimension sizes, layouts, attribute values) must fit in int64, as in XLA; a
+digit run longer than Python converts (:data:`~quorem.engine.indexing.hlo_attrs.MAX_DIGITS`)
+is refused where it is written ("integer literal too long"). Nesting is bounded
+(tuple shapes) or read without recursion (brace groups), and fusions calling each other
+in a cycle are refused, so malformed text is an :class:`HloError`, never a crash.
 """
 
 from __future__ import annotations
@@ -31,9 +37,11 @@ from typing import Final
 from quorem.engine.errors import QuoremError
 from quorem.engine.indexing.hlo_attrs import (
     CHECKERS,
+    MAX_DIGITS,
     PadDim,
     SliceDim,
     WindowDim,
+    int64_literal,
     parse_int,
     parse_int_list,
     parse_padding,
@@ -158,6 +166,7 @@ class Instruction:
         is_root: written with ``ROOT``.
         line: the 1-based line where the instruction starts.
         source: the text's origin, for error messages.
+        col: the 1-based column where the instruction starts (0 when unknown).
 
     """
 
@@ -171,10 +180,11 @@ class Instruction:
     is_root: bool = False
     line: int = 0
     source: str = "<hlo>"
+    col: int = 0
 
     def error(self, reason: str) -> HloError:
-        """An :class:`HloError` about this instruction, naming it and its line."""
-        return HloError(f"{self.name} ({self.opcode}): {reason}", self.line, 0, self.source)
+        """An :class:`HloError` about this instruction, naming it, its line and column."""
+        return HloError(f"{self.name} ({self.opcode}): {reason}", self.line, self.col, self.source)
 
     def _attr(self, name: str) -> str:
         if name not in self.attrs:
@@ -224,8 +234,11 @@ class Instruction:
         """N of ``parameter(N)``."""
         try:
             return parse_int(self.payload)
-        except ValueError:
-            raise self.error(f"expected parameter(N), found parameter({self.payload})") from None
+        except ValueError as exc:
+            if re.fullmatch(r"-?[0-9]+", self.payload):
+                raise self.error(f"parameter(N): {exc}") from None
+            shown = self.payload if len(self.payload) <= 40 else self.payload[:40] + "..."
+            raise self.error(f"expected parameter(N), found parameter({shown})") from None
 
     def scalar_int_constant(self) -> int | None:
         """The value of an integer scalar ``constant(N)``, or None for anything else."""
@@ -246,6 +259,7 @@ class Computation:
         instructions: in the order written; names are unique.
         is_entry: written with ``ENTRY``.
         line: where it starts.
+        col: the column where it starts (0 when unknown).
 
     """
 
@@ -253,6 +267,7 @@ class Computation:
     instructions: tuple[Instruction, ...]
     is_entry: bool = False
     line: int = 0
+    col: int = 0
     _by_name: dict[str, Instruction] = dataclasses.field(
         init=False, repr=False, compare=False, default_factory=dict
     )
@@ -320,6 +335,7 @@ _DTYPE_RE: Final = re.compile(r"pred|token|opaque|[suf]\d+|bf16|c64|c128|f8e\w+|
 _NAME_RE: Final = re.compile(r"%?[A-Za-z_][A-Za-z0-9_.\-]*")
 _LITERAL_OPCODES: Final = frozenset({"parameter", "constant"})
 _MAX_TUPLE_DEPTH: Final = 64
+_LONG_DIGITS_RE: Final = re.compile(rf"[0-9]{{{MAX_DIGITS + 1},}}")
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -342,6 +358,17 @@ def _tokenize(text: str, source: str) -> list[_Tok]:
                 f"unexpected character {text[pos]!r}", line, pos - line_start + 1, source
             )
         kind = m.lastgroup
+        if kind == "word" and m.end() - pos > MAX_DIGITS:
+            # Refused here, where the column is known, rather than by int() later.
+            run = _LONG_DIGITS_RE.search(m.group())
+            if run is not None:
+                raise HloError(
+                    f"integer literal too long ({len(run.group())} digits; the limit is "
+                    f"{MAX_DIGITS})",
+                    line,
+                    pos + run.start() - line_start + 1,
+                    source,
+                )
         if kind != "space":
             out.append(_Tok(kind, m.group(), pos, line, pos - line_start + 1))
         newlines = m.group().count("\n")
@@ -405,6 +432,13 @@ class _Parser:
             raise self.error(f"expected {what}", tok)
         return _strip(tok.text)
 
+    def int64(self, tok: _Tok) -> int:
+        """The int64 value of the digit token ``tok`` (an error at it when out of range)."""
+        try:
+            return int64_literal(tok.text)
+        except ValueError as exc:
+            raise HloError(str(exc), tok.line, tok.col, self.source) from None
+
     def skip_group(self) -> str:
         """Skip a balanced (), [] or {} group starting at the current token; its text."""
         pairs = {"(": ")", "[": "]", "{": "}"}
@@ -448,9 +482,9 @@ class _Parser:
         if not self.accept("]"):
             while True:
                 d = self.tok
-                if d.kind != "word" or not d.text.isdigit():
+                if d.kind != "word" or not d.text.isascii() or not d.text.isdigit():
                     raise self.error("expected a dimension size (a non-negative integer)")
-                dims.append(int(d.text))
+                dims.append(self.int64(d))
                 self.i += 1
                 if self.accept("]"):
                     break
@@ -476,16 +510,16 @@ class _Parser:
                     else:
                         self.i += 1
                 continue
-            if t.kind != "word" or not t.text.isdigit():
+            if t.kind != "word" or not t.text.isascii() or not t.text.isdigit():
                 raise self.error("expected a dimension number in the layout")
-            order.append(int(t.text))
+            order.append(self.int64(t))
             self.i += 1
             if not self.at("}") and not self.at(":"):
                 self.expect(",", "between layout dimensions")
         if sorted(order) != list(range(rank)):
+            shown = ",".join(map(str, order[:10])) + (",..." if len(order) > 10 else "")
             raise HloError(
-                f"layout {{{','.join(map(str, order))}}} is not a permutation of the "
-                f"{rank} dimensions",
+                f"layout {{{shown}}} is not a permutation of the {rank} dimensions",
                 start.line,
                 start.col,
                 self.source,
@@ -569,6 +603,7 @@ class _Parser:
             is_root,
             first.line,
             self.source,
+            first.col,
         )
 
     def attr_value(self) -> str:
@@ -612,7 +647,7 @@ class _Parser:
         if self.starts_instruction():
             first = self.tok
             insts = self.instructions_until(None)
-            return Module(name, (self._computation("main", insts, True, first.line),))
+            return Module(name, (self._computation("main", insts, True, first),))
         comps: list[Computation] = []
         while self.tok.kind != "end":
             comps.append(self.computation())
@@ -640,14 +675,16 @@ class _Parser:
             self.word("a computation attribute name")
             self.expect("=")
             self.attr_value()
-        return self._computation(name, insts, is_entry, first.line)
+        return self._computation(name, insts, is_entry, first)
 
     def _computation(
-        self, name: str, insts: list[Instruction], is_entry: bool, line: int
+        self, name: str, insts: list[Instruction], is_entry: bool, first: _Tok
     ) -> Computation:
         if not insts:
-            raise HloError(f"computation {name} has no instructions", line, 0, self.source)
-        return Computation(name, tuple(insts), is_entry, line)
+            raise HloError(
+                f"computation {name} has no instructions", first.line, first.col, self.source
+            )
+        return Computation(name, tuple(insts), is_entry, first.line, first.col)
 
 
 # ---------------------------------------------------------------------------- checks
@@ -655,7 +692,9 @@ def _check_computation(comp: Computation, source: str) -> None:
     roots = [i for i in comp.instructions if i.is_root]
     if len(roots) > 1:
         r = roots[1]
-        raise HloError(f"computation {comp.name} has a second ROOT ({r.name})", r.line, 0, source)
+        raise HloError(
+            f"computation {comp.name} has a second ROOT ({r.name})", r.line, r.col, source
+        )
     by_name: dict[str, Instruction] = {}
     for inst in comp.instructions:
         if inst.name in by_name:
@@ -679,7 +718,7 @@ def _check_computation(comp: Computation, source: str) -> None:
             f"computation {comp.name}: parameter numbers {sorted(numbers)} are not "
             f"0..{len(numbers) - 1}",
             comp.line,
-            0,
+            comp.col,
             source,
         )
     _check_acyclic(comp)
@@ -713,21 +752,55 @@ def _check_acyclic(comp: Computation) -> None:
 
 
 def _check_calls(module: Module, source: str) -> None:
-    names = {c.name for c in module.computations}
-    seen: set[str] = set()
+    by_name: dict[str, Computation] = {}
     for c in module.computations:
-        if c.name in seen:
-            raise HloError(f"computation name {c.name} is used twice", c.line, 0, source)
-        seen.add(c.name)
+        if c.name in by_name:
+            raise HloError(f"computation name {c.name} is used twice", c.line, c.col, source)
+        by_name[c.name] = c
+    # The fusion instructions of each computation and the computation each one calls.
+    calls: dict[str, list[tuple[Instruction, str]]] = {}
     for c in module.computations:
+        edges = calls.setdefault(c.name, [])
         for inst in c.instructions:
             if inst.opcode != "fusion":
                 continue
             if "calls" not in inst.attrs:
                 raise inst.error("a fusion needs calls=COMPUTATION")
             callee = inst.attrs["calls"].lstrip("%")
-            if callee not in names:
-                raise inst.error(f"calls={callee}, which is not a computation of the module")
+            if callee not in by_name:
+                raise inst.error(f"calls={callee[:80]}, which is not a computation of the module")
+            edges.append((inst, callee))
+    _check_call_cycles(calls)
+
+
+def _check_call_cycles(calls: dict[str, list[tuple[Instruction, str]]]) -> None:
+    """Refuse fusions that call, through other fusions, their own computation.
+
+    Depth-first with an explicit stack: a chain of nested fusions may be as long as the
+    module is, far deeper than Python's recursion allows.
+    """
+    state: dict[str, int] = {}  # 1: on the path, 2: done
+    for start, first in calls.items():
+        if start in state:
+            continue
+        path: list[tuple[str, Iterator[tuple[Instruction, str]]]] = [(start, iter(first))]
+        state[start] = 1
+        while path:
+            name, edges = path[-1]
+            step = next(edges, None)
+            if step is None:
+                state[name] = 2
+                path.pop()
+                continue
+            inst, callee = step
+            if state.get(callee) == 1:
+                names = [n for n, _ in path]
+                cycle = [*names[names.index(callee) :], callee]
+                shown = " -> ".join(cycle if len(cycle) <= 8 else [*cycle[:4], "...", *cycle[-3:]])
+                raise inst.error(f"calls {callee}, which calls it back (a cycle: {shown})")
+            if callee not in state:
+                state[callee] = 1
+                path.append((callee, iter(calls[callee])))
 
 
 def parse_hlo(text: str, source: str = "<hlo>") -> Module:

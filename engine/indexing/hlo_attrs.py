@@ -4,6 +4,10 @@
 ``padding=1_4_1x4_8_0`` and ``window={size=3x2 stride=2x1 pad=1_1x0_1 ...}``. Each
 parser raises ``ValueError`` saying what is wrong; the HLO parser turns that into an
 error naming the line.
+
+Every integer is one XLA could hold: at most :data:`MAX_DIGITS` digits (Python's own
+limit for converting text to ``int``) and inside the int64 range, else ``ValueError``
+saying so.
 """
 
 from __future__ import annotations
@@ -15,9 +19,13 @@ from typing import Final
 
 __all__ = [
     "CHECKERS",
+    "INT64_MAX",
+    "INT64_MIN",
+    "MAX_DIGITS",
     "PadDim",
     "SliceDim",
     "WindowDim",
+    "int64_literal",
     "parse_int",
     "parse_int_list",
     "parse_padding",
@@ -56,44 +64,73 @@ class WindowDim:
     window_dilation: int = 1
 
 
-_INT: Final = r"-?\d+"
+MAX_DIGITS: Final = 4300  # Python's default int/str conversion limit (sys.get_int_max_str_digits)
+INT64_MIN: Final = -(2**63)
+INT64_MAX: Final = 2**63 - 1
+
+# ASCII digits only: `\d` would also match other scripts' digits, which int() accepts.
+_INT: Final = r"-?[0-9]+"
 _INT_LIST_RE: Final = re.compile(rf"\{{\s*(?:{_INT}\s*(?:,\s*{_INT}\s*)*)?\}}")
 _SLICE_DIM_RE: Final = re.compile(rf"\[\s*({_INT})\s*:\s*({_INT})\s*(?::\s*({_INT})\s*)?\]")
 _PAD_DIM_RE: Final = re.compile(rf"({_INT})_({_INT})(?:_({_INT}))?")
 
 
+def _short(text: str) -> str:
+    """``text`` quoted, cut to a length an error message can show."""
+    if len(text) <= 40:
+        return repr(text)
+    return f"{text[:20]!r}...{text[-10:]!r} ({len(text)} characters)"
+
+
+def int64_literal(text: str) -> int:
+    """The value of the decimal literal ``text`` (``-?[0-9]+``), which must fit in int64.
+
+    Raises ``ValueError`` saying "integer literal too long" past :data:`MAX_DIGITS`
+    digits (where Python itself would refuse to convert it) and naming the int64 range
+    for a value outside it; never converts more than :data:`MAX_DIGITS` digits.
+    """
+    if not re.fullmatch(_INT, text):
+        raise ValueError(f"expected an integer, found {_short(text)}")
+    digits = len(text.lstrip("-"))
+    if digits > MAX_DIGITS:
+        raise ValueError(f"integer literal too long ({digits} digits; the limit is {MAX_DIGITS})")
+    value = int(text)
+    if not INT64_MIN <= value <= INT64_MAX:
+        shown = text if len(text) <= 40 else f"{text[:20]}...{text[-10:]} ({digits} digits)"
+        raise ValueError(f"integer {shown} is outside the int64 range of HLO")
+    return value
+
+
 def parse_int_list(text: str) -> tuple[int, ...]:
-    """``{1, 2, 3}`` (or ``{}``) as a tuple of ints; raises ValueError otherwise."""
+    """``{1, 2, 3}`` (or ``{}``) as a tuple of int64 values; raises ValueError otherwise."""
     text = text.strip()
     if not _INT_LIST_RE.fullmatch(text):
-        raise ValueError(f"expected a list of integers like {{0, 1}}, found {text!r}")
+        raise ValueError(f"expected a list of integers like {{0, 1}}, found {_short(text)}")
     inner = text[1:-1].strip()
-    return tuple(int(x) for x in inner.split(",")) if inner else ()
+    return tuple(int64_literal(x.strip()) for x in inner.split(",")) if inner else ()
 
 
 def parse_int(text: str) -> int:
-    """A decimal integer; raises ValueError otherwise."""
-    if not re.fullmatch(_INT, text.strip()):
-        raise ValueError(f"expected an integer, found {text!r}")
-    return int(text)
+    """A decimal int64 integer (surrounding blanks allowed); raises ValueError otherwise."""
+    return int64_literal(text.strip())
 
 
 def parse_slice(text: str) -> tuple[SliceDim, ...]:
     """``{[5:10:1], [3:20]}`` as slice dimensions (stride 1 when omitted, must be > 0)."""
     text = text.strip()
     if not (text.startswith("{") and text.endswith("}")):
-        raise ValueError(f"expected slice={{[start:limit:stride], ...}}, found {text!r}")
+        raise ValueError(f"expected slice={{[start:limit:stride], ...}}, found {_short(text)}")
     inner = text[1:-1].strip()
     out: list[SliceDim] = []
     pos = 0
     while pos < len(inner):
         m = _SLICE_DIM_RE.match(inner, pos)
         if m is None:
-            raise ValueError(f"expected [start:limit:stride] at {inner[pos:]!r}")
-        stride = int(m.group(3)) if m.group(3) is not None else 1
+            raise ValueError(f"expected [start:limit:stride] at {_short(inner[pos:])}")
+        stride = int64_literal(m.group(3)) if m.group(3) is not None else 1
         if stride <= 0:
             raise ValueError(f"slice stride must be positive, found {stride}")
-        out.append(SliceDim(int(m.group(1)), int(m.group(2)), stride))
+        out.append(SliceDim(int64_literal(m.group(1)), int64_literal(m.group(2)), stride))
         pos = m.end()
         rest = inner[pos:].lstrip()
         if rest.startswith(","):
@@ -103,7 +140,7 @@ def parse_slice(text: str) -> tuple[SliceDim, ...]:
             if pos >= len(inner):
                 raise ValueError("trailing ',' in slice")
         elif rest:
-            raise ValueError(f"expected ',' between slice dimensions at {rest!r}")
+            raise ValueError(f"expected ',' between slice dimensions at {_short(rest)}")
         else:
             break
     return tuple(out)
@@ -118,19 +155,19 @@ def parse_padding(text: str) -> tuple[PadDim, ...]:
     for part in text.split("x"):
         m = _PAD_DIM_RE.fullmatch(part)
         if m is None:
-            raise ValueError(f"expected lo_hi_interior for each dimension, found {part!r}")
-        interior = int(m.group(3)) if m.group(3) is not None else 0
+            raise ValueError(f"expected lo_hi_interior for each dimension, found {_short(part)}")
+        interior = int64_literal(m.group(3)) if m.group(3) is not None else 0
         if interior < 0:
             raise ValueError(f"interior padding must be non-negative, found {interior}")
-        out.append(PadDim(int(m.group(1)), int(m.group(2)), interior))
+        out.append(PadDim(int64_literal(m.group(1)), int64_literal(m.group(2)), interior))
     return tuple(out)
 
 
 def _x_ints(value: str, key: str) -> list[int]:
     parts = value.split("x")
     if not all(re.fullmatch(_INT, p) for p in parts):
-        raise ValueError(f"window {key}= expects integers separated by 'x', found {value!r}")
-    return [int(p) for p in parts]
+        raise ValueError(f"window {key}= expects integers separated by 'x', found {_short(value)}")
+    return [int64_literal(p) for p in parts]
 
 
 def parse_window(text: str) -> tuple[WindowDim, ...]:
@@ -141,12 +178,12 @@ def parse_window(text: str) -> tuple[WindowDim, ...]:
     """
     text = text.strip()
     if not (text.startswith("{") and text.endswith("}")):
-        raise ValueError(f"expected window={{size=... }}, found {text!r}")
+        raise ValueError(f"expected window={{size=... }}, found {_short(text)}")
     fields: dict[str, str] = {}
     for item in text[1:-1].split():
         key, eq, value = item.partition("=")
         if not eq or not value:
-            raise ValueError(f"expected key=value in window, found {item!r}")
+            raise ValueError(f"expected key=value in window, found {_short(item)}")
         if key in fields:
             raise ValueError(f"window {key}= given twice")
         fields[key] = value

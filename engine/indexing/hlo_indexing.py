@@ -16,8 +16,8 @@ distinct maps, where ``None`` stands for unknown indexing. Maps are simplified w
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
-from typing import Final
+from collections.abc import Generator, Iterable, Sequence
+from typing import Final, TypeVar
 
 from quorem.engine.indexing import hlo_ops
 from quorem.engine.indexing.compose import compose
@@ -39,13 +39,24 @@ __all__ = [
 ]
 
 
+# A fusion's called computation, read in one direction: ("out", name, output id) for its
+# output-to-input maps, ("in", name, parameter) for its input-to-output maps.
+_Key = tuple[str, str, int]
+_T = TypeVar("_T")
+# A step of the analysis that may need the maps of a called computation: it yields the
+# computation's key (with the fusion instruction asking, for errors) and is sent the maps.
+_Steps = Generator[tuple[_Key, Instruction], list[OperandMaps], _T]
+
+
 class _Options:
-    """How maps are finished, and the fusions being expanded (to refuse recursion)."""
+    """How maps are finished, and the maps of called computations already composed."""
 
     def __init__(self, simplify: bool, remove_unused: bool) -> None:
         self.simplify = simplify
         self.remove_unused = remove_unused
-        self.active: list[str] = []
+        # Per called computation and direction: a computation fused in many places is
+        # composed once.
+        self.done: dict[_Key, list[OperandMaps]] = {}
 
     def finish(self, m: IndexingMap) -> IndexingMap:
         return simplify_map(m, remove_unused=self.remove_unused) if self.simplify else m
@@ -129,26 +140,68 @@ def _post_order(comp: Computation) -> list[Instruction]:
     return order
 
 
+# ---------------------------------------------------------------------------- nested fusions
+def _run(module: Module, top: Computation, steps: _Steps[_T], opts: _Options) -> _T:
+    """Run ``steps``, composing each called computation it asks for first.
+
+    Fusions may nest as deep as the module is long: each computation waiting for the
+    maps of the one it calls is a suspended generator on an explicit stack, not a Python
+    frame. A computation asked for while it is on the stack (or is ``top``) is a cycle.
+    """
+    # Under each generator, the key its result is stored as (None: the caller's steps).
+    stack: list[tuple[_Key | None, _Steps[object]]] = [(None, steps)]
+    expanding = [top.name]
+    reply: list[OperandMaps] | None = None
+    while True:
+        key, gen = stack[-1]
+        try:
+            need, asker = gen.send(reply) if reply is not None else next(gen)
+        except StopIteration as stop:
+            stack.pop()
+            if key is None:
+                result: _T = stop.value
+                return result
+            expanding.pop()
+            reply = opts.done[key] = stop.value
+            continue
+        reply = opts.done.get(need)
+        if reply is not None:
+            continue
+        if need[1] in expanding:
+            raise asker.error(f"calls {need[1]}, which is already being expanded (a cycle)")
+        callee = module.computation(need[1])
+        expanding.append(callee.name)
+        stack.append((need, _expand(module, callee, need, opts)))
+
+
+def _expand(module: Module, callee: Computation, key: _Key, opts: _Options) -> _Steps[object]:
+    """The maps of a fusion through ``callee``, in the direction and for the id of ``key``."""
+    if key[0] == "out":
+        buckets = yield from _fused_out_to_in(module, callee, key[2], opts)
+    else:
+        buckets = yield from _fused_in_to_out(module, callee, key[2], opts)
+    return [_composed(b) for b in buckets]
+
+
 # ---------------------------------------------------------------------------- one instruction
 def _op_out_to_in(
-    module: Module, comp: Computation, inst: Instruction, output_id: int, opts: _Options
-) -> list[OperandMaps]:
+    module: Module, comp: Computation, inst: Instruction, output_id: int
+) -> _Steps[list[OperandMaps]]:
     if inst.opcode == "fusion":
         callee = _callee(module, comp, inst)
-        with _Expanding(opts, inst, callee):
-            return [_composed(b) for b in _fused_out_to_in(module, callee, output_id, opts)]
+        _output_shape(inst, output_id)
+        return (yield (("out", callee.name, output_id), inst))
     return hlo_ops.output_to_input(inst, comp.operands_of(inst), output_id)
 
 
 def _op_in_to_out(
-    module: Module, comp: Computation, inst: Instruction, operand_id: int, opts: _Options
-) -> list[OperandMaps]:
+    module: Module, comp: Computation, inst: Instruction, operand_id: int
+) -> _Steps[list[OperandMaps]]:
     if inst.opcode == "fusion":
         callee = _callee(module, comp, inst)
         if not 0 <= operand_id < len(inst.operands):
             raise inst.error(f"has {len(inst.operands)} operands, there is no operand {operand_id}")
-        with _Expanding(opts, inst, callee):
-            return [_composed(b) for b in _fused_in_to_out(module, callee, operand_id, opts)]
+        return (yield (("in", callee.name, operand_id), inst))
     return hlo_ops.input_to_output(inst, comp.operands_of(inst), operand_id)
 
 
@@ -176,25 +229,10 @@ def _dims(s: Shape) -> object:
     return tuple(_dims(e) for e in s.elements) if s.elements is not None else s.dims
 
 
-class _Expanding:
-    """Context manager marking a fusion's computation as being expanded."""
-
-    def __init__(self, opts: _Options, inst: Instruction, callee: Computation) -> None:
-        self.opts, self.inst, self.callee = opts, inst, callee
-
-    def __enter__(self) -> None:
-        if self.callee.name in self.opts.active:
-            raise self.inst.error(f"calls {self.callee.name}, which is already being expanded")
-        self.opts.active.append(self.callee.name)
-
-    def __exit__(self, *exc: object) -> None:
-        self.opts.active.pop()
-
-
 # ---------------------------------------------------------------------------- fusion traversal
 def _fused_out_to_in(
     module: Module, comp: Computation, output_id: int, opts: _Options
-) -> list[_Bucket]:
+) -> _Steps[list[_Bucket]]:
     root = comp.root
     start = identity_map(_output_shape(root, output_id).dims)
     # Maps from the root's output to each (instruction, output id) reached so far.
@@ -209,7 +247,7 @@ def _fused_out_to_in(
             consumer = reached.get((inst.name, k))
             if not consumer:
                 continue
-            per_operand = _op_out_to_in(module, comp, inst, k, opts)
+            per_operand = yield from _op_out_to_in(module, comp, inst, k)
             for i, producer in enumerate(per_operand):
                 target = (operands[i].name, hlo_ops.operand_output_id(inst, i))
                 _add_compositions(reached.setdefault(target, {}), consumer.values(), producer, opts)
@@ -228,7 +266,7 @@ def _fused_out_to_in(
 
 def _fused_in_to_out(
     module: Module, comp: Computation, parameter: int, opts: _Options
-) -> list[_Bucket]:
+) -> _Steps[list[_Bucket]]:
     params = comp.parameters()
     if parameter not in params:
         raise HloError(f"computation {comp.name} has no parameter({parameter})", comp.line)
@@ -242,7 +280,7 @@ def _fused_in_to_out(
             source = reached.get((op.name, hlo_ops.operand_output_id(inst, i)))
             if not source:
                 continue
-            per_output = _op_in_to_out(module, comp, inst, i, opts)
+            per_output = yield from _op_in_to_out(module, comp, inst, i)
             for k, consumer in enumerate(per_output):
                 _add_compositions(
                     reached.setdefault((inst.name, k), {}), source.values(), consumer, opts
@@ -319,7 +357,7 @@ def output_to_input(
     """
     opts = _Options(simplify, remove_unused)
     _output_shape(inst, output_id)
-    maps = _op_out_to_in(module, computation, inst, output_id, opts)
+    maps = _run(module, computation, _op_out_to_in(module, computation, inst, output_id), opts)
     if not physical:
         return _finish_all(maps, opts)
     shapes = [op.shape for op in computation.operands_of(inst)]
@@ -344,7 +382,7 @@ def input_to_output(
     (gather, dynamic-slice, reduce-window, ...) give unknown (``None``) maps.
     """
     opts = _Options(simplify, remove_unused)
-    maps = _op_in_to_out(module, computation, inst, operand_id, opts)
+    maps = _run(module, computation, _op_in_to_out(module, computation, inst, operand_id), opts)
     if not physical:
         return _finish_all(maps, opts)
     operand = computation.operands_of(inst)[operand_id].shape
@@ -370,8 +408,9 @@ def fused_output_to_input(
     not read gets ``()``.
     """
     opts = _Options(simplify, remove_unused)
-    opts.active.append(computation.name)
-    buckets = _fused_out_to_in(module, computation, output_id, opts)
+    buckets = _run(
+        module, computation, _fused_out_to_in(module, computation, output_id, opts), opts
+    )
     if not physical:
         return [_finished(b) for b in buckets]
     params = computation.parameters()
@@ -395,8 +434,9 @@ def fused_input_to_output(
     the root. Unknown where an op on the way has no input-to-output indexing.
     """
     opts = _Options(simplify, remove_unused)
-    opts.active.append(computation.name)
-    buckets = _fused_in_to_out(module, computation, parameter, opts)
+    buckets = _run(
+        module, computation, _fused_in_to_out(module, computation, parameter, opts), opts
+    )
     if not physical:
         return [_finished(b) for b in buckets]
     p = computation.parameters()[parameter]
