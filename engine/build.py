@@ -12,6 +12,7 @@ from quorem.engine.syntax import Binary, Call, Name, Node, Num, Unary, parse_syn
 from quorem.engine.term import (
     Term,
     compare,
+    const,
     div,
     linear,
     maximum,
@@ -30,18 +31,26 @@ _CONST, _ADD, _LT, _LE = Op.CONST, Op.ADD, Op.LT, Op.LE  # Enum attribute access
 
 
 class _Linear:
-    """A sum under construction: mutable, so nested sums merge in linear total time."""
+    """A sum under construction: mutable, so nested sums merge in linear total time.
 
-    __slots__ = ("coeffs", "const")
+    The coefficient of atom ``t`` is ``coeffs[t] * mult``: scaling by a constant only
+    changes ``mult``, so negating or scaling a long sum again and again (``-(-(...))``,
+    ``a - (b - (c - ...))``) does not touch every coefficient each time.
+    """
+
+    __slots__ = ("coeffs", "const", "mult")
 
     def __init__(self, coeffs: dict[Term, int], constant: int) -> None:
         self.coeffs = coeffs
         self.const = constant
+        self.mult = 1
 
     @staticmethod
-    def of(value: Term | _Linear) -> _Linear:
+    def of(value: Value) -> _Linear:
         if isinstance(value, _Linear):
             return value
+        if isinstance(value, _Product):
+            value = value.term()
         if value.op is _CONST:
             return _Linear({}, value.arg)
         if value.op is _ADD:
@@ -51,38 +60,109 @@ class _Linear:
     def scale(self, k: int) -> _Linear:
         if k == 0:
             self.coeffs.clear()
-        else:
-            for t in self.coeffs:
-                self.coeffs[t] *= k
+            self.mult = 1
+        elif self.coeffs:
+            self.mult *= k
         self.const *= k
         return self
 
+    def settle(self) -> None:
+        """Fold ``mult`` into the coefficients (one pass), leaving ``mult`` 1."""
+        m = self.mult
+        if m != 1:
+            coeffs = self.coeffs
+            for t in coeffs:
+                coeffs[t] *= m
+            self.mult = 1
+
     def merge(self, other: _Linear, sign: int) -> _Linear:
-        big, small, small_sign = (self, other, sign)
+        big, small, small_sign = self, other, sign
         if len(other.coeffs) > len(self.coeffs):
-            # Keep the larger dictionary; flip it if it is the subtracted side.
+            # Add the smaller dictionary into the larger: every atom moves O(log n) times.
             big, small, small_sign = other, self, 1
             if sign < 0:
                 big.scale(-1)
-        for t, c in small.coeffs.items():
-            big.coeffs[t] = big.coeffs.get(t, 0) + small_sign * c
+        if small.coeffs:
+            if big.mult not in (1, -1):
+                big.settle()  # an exact stored coefficient needs mult to be a unit
+            k = small_sign * small.mult * big.mult  # big.mult is its own inverse
+            coeffs = big.coeffs
+            for t, c in small.coeffs.items():
+                coeffs[t] = coeffs.get(t, 0) + k * c
         big.const += small_sign * small.const
         return big
 
+    def single(self) -> tuple[int, Term] | None:
+        """``(c, t)`` when the sum is ``c*t`` (one atom, no constant), else None."""
+        if len(self.coeffs) != 1 or self.const != 0:
+            return None
+        ((t, c),) = self.coeffs.items()
+        return c * self.mult, t
+
     def term(self) -> Term:
-        return linear(self.coeffs.items(), self.const)
+        m = self.mult
+        if m == 1:
+            return linear(self.coeffs.items(), self.const)
+        return linear(((t, c * m) for t, c in self.coeffs.items()), self.const)
 
 
-Value = Term | _Linear
+class _Product:
+    """A product under construction: its factors are collected and multiplied out once.
+
+    Building ``x1*x2*...*xn`` (in any association, parenthesised or not) one ``*`` at a
+    time would re-flatten and re-sort the growing product at each step: quadratic.
+    """
+
+    __slots__ = ("factors", "scale")
+
+    def __init__(self, scale: int, factors: list[Term]) -> None:
+        self.scale = scale
+        self.factors = factors
+
+    @staticmethod
+    def of(value: Value) -> _Product:
+        if isinstance(value, _Product):
+            return value
+        if isinstance(value, _Linear):
+            single = value.single()
+            if single is not None:
+                return _Product(single[0], [single[1]])
+            value = value.term()
+        return _Product(1, [value])
+
+    def times(self, other: _Product) -> _Product:
+        big, small = (self, other) if len(self.factors) >= len(other.factors) else (other, self)
+        big.factors.extend(small.factors)
+        big.scale *= small.scale
+        return big
+
+    def term(self) -> Term:
+        if self.scale == 0:
+            return const(0)
+        core = product(self.factors)
+        return core if self.scale == 1 else linear([(core, self.scale)])
+
+
+Value = Term | _Linear | _Product
 
 
 def _as_term(v: Value) -> Term:
-    return v.term() if isinstance(v, _Linear) else v
+    return v if isinstance(v, Term) else v.term()
+
+
+def _scaled(v: Value, k: int) -> Value:
+    """``k * v``; a product under construction stays one (its factors are not built yet)."""
+    if isinstance(v, _Product):
+        v.scale *= k
+        return v
+    return _Linear.of(v).scale(k)
 
 
 def _const_value(v: Value) -> int | None:
     if isinstance(v, _Linear):
         return None if v.coeffs else v.const
+    if isinstance(v, _Product):
+        return None
     return v.arg if v.op is _CONST else None
 
 
@@ -153,7 +233,7 @@ class _Builder:
             raise self.error("'not' is not an integer operator", node)
         if node.op == "+":
             return operand
-        return _Linear.of(operand).scale(-1)
+        return _scaled(operand, -1)
 
     def binary(self, node: Binary, left: Value, right: Value) -> Value:
         op = node.op
@@ -162,11 +242,11 @@ class _Builder:
         if op == "*":
             k = _const_value(left)
             if k is not None:
-                return _Linear.of(right).scale(k)
+                return _scaled(right, k)
             k = _const_value(right)
             if k is not None:
-                return _Linear.of(left).scale(k)
-            return product([_as_term(left), _as_term(right)])
+                return _scaled(left, k)
+            return _Product.of(left).times(_Product.of(right))
         a, b = _as_term(left), _as_term(right)
         if op == "//":
             return div(a, b, self.semantics)

@@ -15,6 +15,8 @@ from quorem.engine.errors import ParseError
 
 __all__ = [
     "BINARY_PRECEDENCE",
+    "MAX_DIGITS",
+    "RESERVED",
     "Binary",
     "Call",
     "Name",
@@ -23,11 +25,19 @@ __all__ = [
     "Source",
     "Token",
     "Unary",
+    "literal_value",
+    "parse_int",
     "parse_syntax",
     "tokenize",
 ]
 
-MAX_DIGITS: Final = 4300  # Python's default int/str conversion limit
+MAX_DIGITS: Final = 4300
+"""The most digits a decimal literal may have (Python's default int/str conversion limit).
+
+Decimal conversion is quadratic, so unbounded literals would let a short text stall the
+parser; hexadecimal literals convert in linear time and have no limit.
+"""
+_SAFE_DIGITS: Final = 600  # below the lowest limit sys.set_int_max_str_digits accepts (640)
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -71,10 +81,10 @@ class Source:
             self._offsets = offsets
         return self.at(self._offsets[index])
 
-    def error(self, reason: str, index: int) -> ParseError:
-        """A ParseError at token ``index``."""
+    def error(self, reason: str, index: int, shift: int = 0) -> ParseError:
+        """A ParseError at token ``index``, or ``shift`` characters into that token."""
         line, col = self.where(index)
-        return ParseError(reason, line, col, self.name)
+        return ParseError(reason, line, col + shift, self.name)
 
 
 class _Node:
@@ -169,6 +179,18 @@ _BLANK: Final = r"[ \t\r\n]+|\#[^\n]*"
 _VALID_RE: Final = re.compile(f"(?:{_BLANK}|{_TOKEN})*")  # stops at a character no token starts
 _SCAN_RE: Final = re.compile(f"{_BLANK}|({_TOKEN})")  # group 1: a token; blanks give ""
 _KEYWORDS: Final = frozenset({"and", "or", "not"})
+# Python's other keywords: text that reads as Python must not mean something else here
+# (`True` a variable, `x if c else y` an error far from its cause). Spelled out rather
+# than taken from the `keyword` module, so the language does not change with Python's.
+RESERVED: Final = frozenset(
+    {
+        *("False", "None", "True", "as", "assert", "async", "await", "break", "class"),
+        *("continue", "def", "del", "elif", "else", "except", "finally", "for", "from"),
+        *("global", "if", "import", "in", "is", "lambda", "nonlocal", "pass", "raise"),
+        *("return", "try", "while", "with", "yield"),
+    }
+)
+_MISPLACED_UNDERSCORE_RE: Final = re.compile(r"_(?=_|$)")
 BINARY_PRECEDENCE: Final = {
     "or": 1,
     "and": 2,
@@ -248,21 +270,85 @@ def tokenize(text: str, source: str = "<expr>", line: int = 1, col: int = 1) -> 
     return tokens
 
 
-def _int_value(text: str, at: int, src: Source) -> int:
-    digits = text.replace("_", "") if "_" in text else text
-    if digits[:2] in ("0x", "0X"):
-        if len(digits) == 2:
-            raise src.error("hexadecimal literal has no digits", at)
-        return int(digits, 16)
-    if len(digits) > MAX_DIGITS:
-        raise src.error(
-            f"integer literal has {len(digits)} digits; the limit is {MAX_DIGITS}"
+def _decimal(digits: str) -> int:
+    """The value of a string of decimal digits, whatever the interpreter's digit limit.
+
+    Converted in pieces short enough for any limit ``sys.set_int_max_str_digits`` allows;
+    callers bound the length (the conversion is quadratic).
+    """
+    if len(digits) <= _SAFE_DIGITS:
+        return int(digits)
+    value = 0
+    for start in range(0, len(digits), _SAFE_DIGITS):
+        piece = digits[start : start + _SAFE_DIGITS]
+        value = value * 10 ** len(piece) + int(piece)
+    return value
+
+
+def literal_value(text: str) -> tuple[int, None] | tuple[str, int]:
+    """The value of an integer literal ``text`` (one int token), or why it is refused.
+
+    Returns ``(value, None)``, or ``(reason, offset)`` with the offset in ``text`` of
+    the problem. Rules as in Python: ``_`` only between digits (after ``0x`` too),
+    no leading zeros; decimal literals have at most :data:`MAX_DIGITS` digits.
+    """
+    hexadecimal = text[:2] in ("0x", "0X")
+    body = text[2:] if hexadecimal else text
+    if "_" in body:
+        # Each '_' must be followed by a digit; then each is also preceded by one (or by
+        # the 0x prefix, as Python allows: 0x_ff).
+        bad = _MISPLACED_UNDERSCORE_RE.search(body)
+        if bad is not None and body.strip("_"):
+            return "'_' in an integer must stand between two digits", len(text) - len(
+                body
+            ) + bad.start()
+        body = body.replace("_", "")
+    if hexadecimal:
+        if not body:
+            return "hexadecimal literal has no digits", 0
+        return int(body, 16), None
+    if len(body) > MAX_DIGITS:
+        return (
+            f"integer literal has {len(body)} digits; the limit is {MAX_DIGITS}"
             " (write larger constants in hex, 0x...)",
-            at,
+            0,
         )
-    if len(digits) > 1 and digits[0] == "0":
-        raise src.error("leading zeros are not allowed in integers", at)
-    return int(digits)
+    if len(body) > 1 and body[0] == "0":
+        return "leading zeros are not allowed in integers", 0
+    return _decimal(body), None
+
+
+def _int_value(text: str, at: int, src: Source) -> int:
+    value, problem = literal_value(text)
+    if problem is not None:
+        raise src.error(str(value), at, problem)
+    return int(value)
+
+
+_INTEGER_RE: Final = re.compile(r"[+-]?(?:0[xX][0-9a-fA-F_]+|[0-9][0-9_]*)")
+
+
+def parse_int(text: str, source: str = "<int>") -> int:
+    """Parse a signed integer literal (``-12``, ``0x_ff``, ``1_000``), as in expressions.
+
+    Raises ParseError naming the column of the problem; never ValueError, whatever the
+    interpreter's int/str digit limit.
+    """
+    if _INTEGER_RE.fullmatch(text) is None:
+        raise ParseError(f"{_shorten(text)} is not an integer", 1, 1, source)
+    sign = 1 if text[0] not in "+-" else 2 * (text[0] == "+") - 1
+    digits = text.lstrip("+-")
+    value, problem = literal_value(digits)
+    if problem is not None:
+        raise ParseError(str(value), 1, 1 + len(text) - len(digits) + problem, source)
+    return sign * int(value)
+
+
+def _shorten(text: str, limit: int = 40) -> str:
+    """``repr(text)``, cut in the middle when long (error messages quote user text)."""
+    if len(text) <= limit:
+        return repr(text)
+    return repr(text[: limit // 2]) + f"...({len(text)} characters)..." + repr(text[-8:])
 
 
 def parse_syntax(text: str, source: str = "<expr>", line: int = 1, col: int = 1) -> Node:
@@ -302,6 +388,8 @@ class _Parser:
                     operands.append(Num(_int_value(text, i - 1, src), i - 1, src))
                     expect_operand = False
                 elif first in _NAME_START and text not in _KEYWORDS:
+                    if text in RESERVED:
+                        raise src.error(f"{text!r} is a Python keyword, not a name", i - 1)
                     if toks[i] == "(":
                         i += 1
                         ops.append((_CALL, i - 2, len(operands)))

@@ -1,7 +1,9 @@
 """The expression tokenizer and parser as first written: the reference for tests/test_syntax.py.
 
-A verbatim copy of quorem.engine.syntax before it was made faster (commit 6673f82), kept
-only to check that the fast one gives the same trees, tokens, errors and positions.
+A copy of quorem.engine.syntax before it was made faster (commit 6673f82), kept only to
+check that the fast one gives the same trees, tokens, errors and positions. Later changes
+to the language are made here too, written the plain way: Python's keywords are not
+names, and ``_`` in an integer stands only between digits (issue 14).
 """
 
 from __future__ import annotations
@@ -139,9 +141,39 @@ def tokenize(text: str, source: str = "<expr>", line: int = 1, col: int = 1) -> 
     return tokens
 
 
+_RESERVED: Final = frozenset(
+    {
+        *("False", "None", "True", "as", "assert", "async", "await", "break", "class"),
+        *("continue", "def", "del", "elif", "else", "except", "finally", "for", "from"),
+        *("global", "if", "import", "in", "is", "lambda", "nonlocal", "pass", "raise"),
+        *("return", "try", "while", "with", "yield"),
+    }
+)
+
+
+def _misplaced_underscore(text: str) -> int | None:
+    """Offset of the first ``_`` that does not stand between two digits, or None."""
+    start = 2 if text.lower().startswith("0x") else 0
+    for i in range(start, len(text)):
+        if text[i] != "_":
+            continue
+        before_ok = i > start or (start == 2 and i == 2)  # 0x_ff is allowed
+        after_ok = i + 1 < len(text) and text[i + 1] != "_"
+        if i > start and text[i - 1] == "_":
+            before_ok = False
+        if not (before_ok and after_ok):
+            return i
+    return None
+
+
 def _int_value(tok: Token, source: str) -> int:
     digits = tok.text.replace("_", "")
-    if digits.lower().startswith("0x"):
+    hexadecimal = digits.lower().startswith("0x")
+    bad = _misplaced_underscore(tok.text)
+    if bad is not None and not (hexadecimal and len(digits) == 2):
+        reason = "'_' in an integer must stand between two digits"
+        raise ParseError(reason, tok.line, tok.col + bad, source)
+    if hexadecimal:
         if len(digits) == 2:
             raise ParseError("hexadecimal literal has no digits", tok.line, tok.col, source)
         return int(digits, 16)
@@ -186,7 +218,7 @@ class _Parser:
     def error(self, reason: str, tok: Token) -> ParseError:
         return ParseError(reason, tok.line, tok.col, self.source)
 
-    def run(self) -> Node:
+    def run(self) -> Node:  # noqa: PLR0915  (one loop over the tokens)
         expect_operand = True
         i = 0
         toks = self.tokens
@@ -198,6 +230,8 @@ class _Parser:
                     self.operands.append(Num(_int_value(tok, self.source), tok.line, tok.col))
                     expect_operand = False
                 elif tok.kind == "name":
+                    if tok.text in _RESERVED:
+                        raise self.error(f"{tok.text!r} is a Python keyword, not a name", tok)
                     if toks[i].text == "(":
                         i += 1
                         self.ops.append(_Frame("call", tok, len(self.operands)))
