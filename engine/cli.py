@@ -35,7 +35,7 @@ from quorem.engine.api import (
     parse,
     to_text,
 )
-from quorem.engine.emit import LANGUAGES, emit
+from quorem.engine.emit import DEFAULT_NAME, LANGUAGES, emit
 from quorem.engine.indexing.hlo_cli import add_hlo_parser
 from quorem.engine.indexing.map_cli import add_map_parser
 from quorem.engine.rewrite import DEFAULT_MAX_STEPS, rewrite, rewrite_term
@@ -445,7 +445,7 @@ def cmd_emit(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     term = _parse_expr(args.expr, bounds, Semantics(args.semantics))
     if not args.no_simplify:
         term = rewrite_term(term, default_ruleset())
-    out.write(emit(term, list(bounds), args.lang))
+    out.write(emit(term, list(bounds), args.lang, args.name))
     return EXIT_OK
 
 
@@ -609,10 +609,11 @@ def build_parser() -> argparse.ArgumentParser:
     emit_p = subs.add_parser(
         "emit",
         help="simplify an expression and print it as a C, CUDA or Python function",
-        description="Simplify EXPR and print a function index(...) computing it: its "
+        description="Simplify EXPR and print a function NAME(...) computing it: its "
         "parameters are the --var variables, in order (int64_t in C and CUDA, which need "
-        "only <stdint.h>); inside, int32_t wherever every value fits, floor division "
-        "lowered to the target's by proven rules. Arguments must lie in their bounds.",
+        "only <stdint.h>); inside, int32_t wherever every step fits, floor division "
+        "lowered to the target's by proven rules. Arguments must lie in their bounds. "
+        "Names the target cannot use (keywords, reserved or library names) are refused.",
     )
     emit_p.add_argument("expr", metavar="EXPR", help="expression, e.g. '(x*4 + y)//4'")
     emit_p.add_argument(
@@ -629,6 +630,12 @@ def build_parser() -> argparse.ArgumentParser:
         choices=[s.value for s in Semantics],
         default=Semantics.FLOOR.value,
         help="meaning of // and %% in EXPR (default floor)",
+    )
+    emit_p.add_argument(
+        "--name",
+        default=DEFAULT_NAME,
+        metavar="NAME",
+        help=f"the function's name (default {DEFAULT_NAME})",
     )
     emit_p.add_argument("--no-simplify", action="store_true", help="emit EXPR as written")
     emit_p.set_defaults(handler=cmd_emit)

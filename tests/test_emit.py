@@ -37,7 +37,7 @@ def _ops(t: Term) -> set[Any]:
 
 # ------------------------------------------------------------------ widths
 def test_int32_where_every_value_fits() -> None:
-    t = quorem.parse("(x*4 + y)//3", {"x": (0, 1000), "y": (0, 3)})
+    t = quorem.parse("(x*4 + y)//3", {"x": (0, 1000), "y": (0, 3)}, "trunc")
     assert set(node_widths(t).values()) == {Width.I32}
 
 
@@ -45,14 +45,14 @@ def test_int64_where_an_intermediate_needs_it() -> None:
     # The result is small, but x*100000 is not.
     t = quorem.parse("x*100000 - x*99999", {"x": (0, 100000)})
     assert node_widths(t)[t] is Width.I32  # the canonical form is just x
-    u = quorem.parse("(x*100000 + y) // 100000", {"x": (0, 100000), "y": (0, 9)})
+    u = quorem.parse("(x*100000 + y) // 100000", {"x": (0, 100000), "y": (0, 9)}, "trunc")
     w = node_widths(u)
     assert w[u] is Width.I64  # its numerator needs 64 bits, so the division works at 64
     assert w[u.args[1]] is Width.I32  # the divisor alone fits
 
 
 def test_a_node_is_as_wide_as_its_operands() -> None:
-    t = quorem.parse("(x*70000) // 70000 < 5", {"x": (0, 70000)})
+    t = quorem.parse("(x*70000) // 70000 < 5", {"x": (0, 70000)}, "trunc")
     assert node_widths(t)[t] is Width.I64
 
 
@@ -71,6 +71,8 @@ def test_an_unbounded_parameter_is_an_int64_until_computed_with() -> None:
     x = quorem.var("x")
     assert node_widths(x)[x] is Width.I64
     assert "return x;" in emit(x, ["x"])
+    with pytest.raises(WidthError, match=r"^x \+ 1 needs more than 64 bits: .*x unbounded"):
+        emit(x + 1, ["x"])
     with pytest.raises(WidthError, match="unbounded"):
         node_widths(x + 1)
 
@@ -105,6 +107,13 @@ def test_lowering_keeps_the_value_and_leaves_one_semantics(case: Case, data: st.
 def test_lowering_is_cheap_where_operands_are_non_negative() -> None:
     t = quorem.parse("x // 8 + x % 8", {"x": (0, 100)})
     assert str(lower(t, Semantics.TRUNC)) == "truncdiv(x, 8) + truncmod(x, 8)"
+
+
+def test_node_widths_wants_the_lowered_term() -> None:
+    t = quorem.parse("x // 3", {"x": (-9, 9)})
+    with pytest.raises(WidthError, match="floor division"):
+        node_widths(t)
+    assert set(node_widths(lower(t, Semantics.TRUNC)).values()) == {Width.I32}
 
 
 # ------------------------------------------------------------------ C
@@ -167,10 +176,10 @@ def _compiled_cases(
     functions, calls, expected = [], [], []
     for i, (term, box, pts) in enumerate(cases):
         names = list(box)
-        code = emit(term, names, lang).replace("#include <stdint.h>\n", "")
+        code = emit(term, names, lang, f"index_{i}").replace("#include <stdint.h>\n", "")
         if lang == "cuda":
             code = code.replace("__device__ ", "")
-        functions.append(code.replace(" index(", f" index_{i}("))
+        functions.append(code)
         for p in pts:
             try:
                 value = quorem.evaluate(term, p)
@@ -202,9 +211,11 @@ def test_emitted_c_computes_the_term(
         term = data.draw(st.sampled_from([case.term, quorem.simplify(case.term)]))
         box = {n: (lo, hi) for n, (lo, hi) in case.box.items() if lo is not None and hi is not None}
         try:
-            node_widths(lower(term, Semantics.TRUNC))
-        except (WidthError, LoweringError):
-            continue  # needs more than 64 bits, or divides by zero everywhere
+            emit(term, list(box))
+        except (WidthError, LoweringError, EmitError) as exc:
+            # Needs more than 64 bits, or divides by zero everywhere.
+            assert "more than 64 bits" in str(exc) or "at every point" in str(exc)
+            continue
         cases.append((term, box, [data.draw(points(case.box)) for _ in range(8)]))
     assert len(cases) >= 10, "most drawn cases fit in 64 bits: the test must run code"
     _compiled_cases(tmp_path_factory.mktemp("c"), cases, "c")
@@ -270,7 +281,7 @@ def _python_function(tmp: Path, source: str) -> Any:
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    return module.index
+    return module.quorem_index
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -281,7 +292,7 @@ def test_emitted_python_computes_the_term(
     names = list(case.box)
     try:
         source = emit(case.term, names, "python")
-    except LoweringError as exc:  # a term with no value anywhere has no code
+    except (LoweringError, EmitError) as exc:  # a term with no value anywhere has no code
         assert "divides by zero at every point" in str(exc)
         return
     fn = _python_function(tmp_path_factory.mktemp("py"), source)
@@ -312,9 +323,15 @@ def test_cli_emit(capsys: pytest.CaptureFixture[str]) -> None:
 
     assert main(["emit", "(x*4 + y)//4", "--var", "x=0:1023", "--var", "y=0:3", "--lang", "c"]) == 0
     out = capsys.readouterr().out
-    assert "int64_t index(int64_t x, int64_t y)" in out and "return x;" in out
-    assert main(["emit", "x // 3", "--var", "x=-9:9", "--lang", "python"]) == 0
-    assert "def index(x: int) -> int:" in capsys.readouterr().out
+    assert "int64_t quorem_index(int64_t x, int64_t y)" in out and "return x;" in out
+    assert main(["emit", "x // 3", "--var", "x=-9:9", "--lang", "python", "--name", "f"]) == 0
+    assert "def f(x: int) -> int:" in capsys.readouterr().out
+    assert main(["emit", "x", "--var", "x=0:3", "--name", "index"]) == 2
+    assert "'index' cannot name the c function" in capsys.readouterr().err
+    assert main(["emit", "x + switch", "--var", "x=0:3", "--var", "switch=0:1"]) == 2
+    assert "variable 'switch' cannot be a parameter in c: it is a C keyword" in (
+        capsys.readouterr().err
+    )
     assert main(["emit", "x * y", "--var", "x=0:3"]) == 2
     assert "y are not parameters" in capsys.readouterr().err
     assert main(["emit", "x * 8", "--var", "x=0:9223372036854775807"]) == 2

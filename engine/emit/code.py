@@ -1,133 +1,100 @@
-"""Code for a term: one C, CUDA or Python function ``index`` of the term's variables.
+"""Code for a term: one C, CUDA or Python function of the term's variables.
 
 The term is lowered first to the target's division (:mod:`quorem.engine.emit.lower`):
 truncating for C and CUDA, floor for Python. C and CUDA code computes every node at the
-width :func:`~quorem.engine.emit.widths.node_widths` chose (``int32_t`` where every
-value fits, else ``int64_t``) and casts where an operand is narrower than its user;
-parameters and the result are ``int64_t``. A division or remainder by ``2**k`` of a
-non-negative numerator is a shift or a mask (exact there: both agree with truncation on
-non-negative values, and no negative value is shifted). A subterm used more than once
-(terms are hash-consed, so sharing is structural) is computed once into a local.
+width :func:`~quorem.engine.emit.widths.plan_widths` chose, printing the very
+expressions that choice checked (:mod:`quorem.engine.emit.cform`), so no step of it
+overflows; parameters and the result are ``int64_t``. A division or remainder by
+``2**k`` of a non-negative numerator is a shift or a mask (exact there: both agree with
+truncation on non-negative values, and no negative value is shifted). A subterm used
+more than once (terms are hash-consed, so sharing is structural), or nested deeper than
+a line should be, is computed once into a local.
 
-The function's arguments must lie in the bounds the term's variables declare: the
-simplification and the widths rely on them.
+The function's arguments must lie in the bounds the term's variables declare, and at
+points where a divisor is 0 the term has no value and the code none either: the
+simplification and the widths rely on both.
 """
 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Final
 
+from quorem.engine.emit.cform import CExpr, leaf, render
 from quorem.engine.emit.lower import lower
-from quorem.engine.emit.widths import Width, node_widths
+from quorem.engine.emit.names import DEFAULT_NAME, name_problem
+from quorem.engine.emit.widths import Planned, Width, node_expr, operand_at, plan_widths
 from quorem.engine.errors import QuoremError
-from quorem.engine.ops import Op, Semantics
+from quorem.engine.ops import DIVISION_OPS, Op, Semantics
+from quorem.engine.printer import brief
 from quorem.engine.term import Term
-from quorem.engine.walk import free_names, postorder
+from quorem.engine.walk import free_names, nodes, postorder
 
-__all__ = ["LANGUAGES", "EmitError", "emit"]
+__all__ = ["DEFAULT_NAME", "LANGUAGES", "EmitError", "emit"]
 
 LANGUAGES: Final = ("c", "cuda", "python")
 _COMPARE: Final = {Op.LT: "<", Op.LE: "<=", Op.EQ: "==", Op.NE: "!="}
-_IDENT_RESERVED: Final = frozenset(
-    {"index", "int", "long", "return", "if", "else", "for", "while", "def", "lambda", "and",
-     "or", "not", "in", "is", "None", "True", "False", "class", "import", "from", "max",
-     "min", "int32_t", "int64_t", "char", "short", "signed", "unsigned", "const", "static"}
-)  # fmt: skip
+# Operators nested in one expression before a subterm gets a local: keeps lines
+# readable and the printers' recursion shallow however deep the term.
+_INLINE_DEPTH: Final = 24
 
 
 class EmitError(QuoremError):
-    """The term cannot be emitted as asked (a variable that is not a parameter...)."""
+    """The term cannot be emitted as asked.
+
+    A bad name, a variable that is not a parameter, a division with no value...
+    """
 
 
 def _temporaries(order: list[Term]) -> set[Term]:
-    """Nodes to compute once into a local: used twice, or an operand of max/min."""
+    """Nodes to compute once into a local.
+
+    Those used twice, an operand of max/min (printed twice), or nested too deep.
+    """
     uses: Counter[Term] = Counter()
     for t in order:
         for a in t.args:
             uses[a] += 2 if t.op in (Op.MAX, Op.MIN) else 1
-    return {t for t in order if t.args and uses[t] > 1}
+    temps = {t for t in order if t.args and uses[t] > 1}
+    depth: dict[Term, int] = {}
+    for t in order:
+        depth[t] = 1 + max((depth[a] for a in t.args if a not in temps), default=-1)
+        if depth[t] > _INLINE_DEPTH:
+            temps.add(t)
+    return temps
 
 
-def _check_params(term: Term, params: Sequence[str]) -> None:
+def _check_names(term: Term, params: Sequence[str], name: str, lang: str) -> None:
     missing = sorted(free_names(term) - set(params))
     if missing:
-        raise EmitError(f"variables {', '.join(missing)} are not parameters of index()")
+        raise EmitError(f"variables {', '.join(missing)} are not parameters of {name}()")
     dup = sorted({p for p in params if params.count(p) > 1})
     if dup:
         raise EmitError(f"parameter given twice: {', '.join(dup)}")
     for p in params:
-        if not p.isidentifier() or p in _IDENT_RESERVED or p.startswith("t_"):
-            raise EmitError(f"{p!r} cannot be a parameter name in the emitted code")
+        problem = name_problem(p, lang)
+        if problem:
+            raise EmitError(f"variable {p!r} cannot be a parameter in {lang}: it {problem}")
+    problem = name_problem(name, lang, function=True, params=params)
+    if problem:
+        raise EmitError(f"{name!r} cannot name the {lang} function: it {problem}")
 
 
-def _sum_text(t: Term, operand: Callable[[Term], str], literal: Callable[[int], str]) -> str:
-    """A sum ``c1*t1 + c2*t2 + k`` as ``(t1 * c1 - t2 * |c2| + k)``."""
-    coefs, k = t.arg
-    parts: list[str] = []
-    for a, c in zip(t.args, coefs, strict=True):
-        text = operand(a)
-        term = text if abs(c) == 1 else f"{text} * {literal(abs(c))}"
-        sign = ("- " if c < 0 else "+ ") if parts else ("-" if c < 0 else "")
-        parts.append(sign + term)
-    if k:
-        parts.append(f"{'+' if k > 0 else '-'} {literal(abs(k))}")
-    return "(" + " ".join(parts) + ")"
-
-
-class _C:
-    """C and CUDA expressions at chosen widths."""
-
-    def __init__(self, widths: dict[Term, Width], temps: dict[Term, str]) -> None:
-        self.widths = widths
-        self.temps = temps
-
-    @staticmethod
-    def literal(v: int, w: Width) -> str:
-        if w is Width.I32:
-            return "(-2147483647 - 1)" if v == -(2**31) else str(v)
-        if v == -(2**63):
-            return "(-INT64_C(9223372036854775807) - 1)"
-        return f"INT64_C({v})"
-
-    def operand(self, t: Term, want: Width) -> str:
-        """``t`` as a value of type ``want`` (never narrower than ``t``'s width)."""
-        if t.op is Op.CONST:
-            return self.literal(t.value, want)
-        if t.op is Op.VAR:
-            return t.arg[0] if want is Width.I64 else f"(int32_t){t.arg[0]}"
-        text = self.temps.get(t) or self.node(t)
-        return text if self.widths[t] is want else f"({want.c_type}){text}"
-
-    def node(self, t: Term) -> str:
-        w = self.widths[t]
-        op = t.op
-        if op is Op.ADD:
-            return _sum_text(t, lambda a: self.operand(a, w), lambda v: self.literal(v, w))
-        if op is Op.MUL:
-            return "(" + " * ".join(self.operand(a, w) for a in t.args) + ")"
-        if op in (Op.TRUNCDIV, Op.TRUNCMOD):
-            a, b = t.args
-            x = self.operand(a, w)
-            if b.is_const and b.value > 1 and b.value & (b.value - 1) == 0 and (a.vmin or 0) >= 0:
-                if op is Op.TRUNCDIV:
-                    return f"({x} >> {b.value.bit_length() - 1})"
-                return f"({x} & {self.literal(b.value - 1, w)})"
-            return f"({x} {'/' if op is Op.TRUNCDIV else '%'} {self.operand(b, w)})"
-        if op in (Op.MAX, Op.MIN):
-            left, right = (self.operand(x, w) for x in t.args)
-            pick = ">" if op is Op.MAX else "<"
-            return f"({left} {pick} {right} ? {left} : {right})"
-        if op in _COMPARE:
-            wa = max(self.widths[x] for x in t.args)
-            left, right = (self.operand(x, wa) for x in t.args)
-            return f"({w.c_type})({left} {_COMPARE[op]} {right})"
-        raise EmitError(f"{op.name.lower()} has no C form here (was the term lowered?)")
+def _check_divisors(term: Term) -> None:
+    """A division whose divisor is 0 at every point has no value: refuse to write code."""
+    for t in nodes(term):
+        if t.op in DIVISION_OPS:
+            d = t.args[1]
+            if d.vmin == d.vmax == 0:
+                raise EmitError(
+                    f"{brief(t)} divides by zero at every point ({brief(d)} is always 0): "
+                    "it has no value"
+                )
 
 
 class _Python:
-    """Python expressions (unbounded integers, floor division)."""
+    """Python expressions (unbounded integers, floor division), fully parenthesised."""
 
     def __init__(self, temps: dict[Term, str]) -> None:
         self.temps = temps
@@ -142,7 +109,15 @@ class _Python:
     def node(self, t: Term) -> str:
         op = t.op
         if op is Op.ADD:
-            return _sum_text(t, self.operand, str)
+            coefs, k = t.arg
+            parts: list[str] = []
+            for a, c in zip(t.args, coefs, strict=True):
+                text = self.operand(a) if abs(c) == 1 else f"{self.operand(a)} * {abs(c)}"
+                sign = ("- " if c < 0 else "+ ") if parts else ("-" if c < 0 else "")
+                parts.append(sign + text)
+            if k:
+                parts.append(f"{'+' if k > 0 else '-'} {abs(k)}")
+            return "(" + " ".join(parts) + ")"
         if op is Op.MUL:
             return "(" + " * ".join(self.operand(a) for a in t.args) + ")"
         if op in (Op.FLOORDIV, Op.FLOORMOD):
@@ -157,55 +132,75 @@ class _Python:
         raise EmitError(f"{op.name.lower()} has no Python form here (was the term lowered?)")
 
 
-def emit(term: Term, params: Sequence[str] | None = None, lang: str = "c") -> str:
-    """Source code of a function ``index(params...)`` returning ``term``'s value.
+def emit(
+    term: Term, params: Sequence[str] | None = None, lang: str = "c", name: str = DEFAULT_NAME
+) -> str:
+    """Source code of a function ``name(params...)`` returning ``term``'s value.
 
     ``params`` name the function's parameters in order (default: the term's variables,
     sorted); every variable of the term must be one. ``lang`` is ``c``, ``cuda`` or
-    ``python``. For C and CUDA the function takes and returns ``int64_t`` and needs only
-    ``<stdint.h>``. At every point of the variables' bounds the function returns the
-    term's value. Raises :class:`EmitError` (bad parameters or language),
-    :class:`~quorem.engine.emit.widths.WidthError` (a value needing more than 64 bits,
-    C and CUDA only) or :class:`~quorem.engine.emit.lower.LoweringError`.
+    ``python``. For C and CUDA the function takes and returns ``int64_t``, needs only
+    ``<stdint.h>``, and no step of it overflows or converts a value out of range. At
+    every point of the variables' bounds where the term has a value, the function
+    returns it. Names that are not usable in ``lang`` (keywords, reserved or library
+    names, the generated locals ``t_0``...; see :mod:`quorem.engine.emit.names`) are
+    refused, not renamed. Raises :class:`EmitError` (bad names or language, a divisor 0
+    at every point), :class:`~quorem.engine.emit.widths.WidthError` (a value needing
+    more than 64 bits, C and CUDA only) or :class:`~quorem.engine.emit.lower.LoweringError`.
     """
     if lang not in LANGUAGES:
         raise EmitError(f"unknown language {lang!r} (use {', '.join(LANGUAGES)})")
     names = list(params) if params is not None else sorted(free_names(term))
-    _check_params(term, names)
+    _check_names(term, names, name, lang)
+    _check_divisors(term)
     target = Semantics.FLOOR if lang == "python" else Semantics.TRUNC
     low = lower(term, target)
     order = postorder(low)
     shared = _temporaries(order)
     temps = {t: f"t_{i}" for i, t in enumerate(t for t in order if t in shared)}
     if lang == "python":
-        return _python_function(low, order, temps, names)
-    return _c_function(low, order, temps, names, cuda=lang == "cuda")
+        return _python_function(low, order, temps, names, name)
+    return _c_function(low, order, temps, names, name, cuda=lang == "cuda")
 
 
 def _c_function(
-    term: Term, order: list[Term], temps: dict[Term, str], names: list[str], *, cuda: bool
+    term: Term,
+    order: list[Term],
+    temps: dict[Term, str],
+    names: list[str],
+    name: str,
+    *,
+    cuda: bool,
 ) -> str:
-    widths = node_widths(term)
-    c = _C(widths, {})
+    plan: dict[Term, Planned] = plan_widths(term)
+
+    def inline(a: Term) -> CExpr:
+        p = plan[a]
+        if a in temps:
+            return leaf(temps[a], p.width.c_type, p.lo, p.hi)
+        return node_expr(a, p.width, operand)
+
+    operand = operand_at(plan, inline)
     lines = ["#include <stdint.h>", ""]
     head = "__device__ int64_t" if cuda else "int64_t"
-    lines.append(f"{head} index({', '.join(f'int64_t {n}' for n in names)}) {{")
+    lines.append(f"{head} {name}({', '.join(f'int64_t {n}' for n in names)}) {{")
     used = free_names(term)
     lines += [f"    (void){n};" for n in names if n not in used]
     for t in order:
         if t in temps:
-            lines.append(f"    const {widths[t].c_type} {temps[t]} = {c.node(t)};")
-            c.temps[t] = temps[t]
-    lines.append(f"    return {c.operand(term, Width.I64)};")
+            # Built before the name is bound, so its own operands are inlined.
+            code = render(node_expr(t, plan[t].width, operand))
+            lines.append(f"    const {plan[t].width.c_type} {temps[t]} = {code};")
+    lines.append(f"    return {render(operand(term, Width.I64))};")
     lines.append("}")
     return "\n".join(lines) + "\n"
 
 
 def _python_function(
-    term: Term, order: list[Term], temps: dict[Term, str], names: list[str]
+    term: Term, order: list[Term], temps: dict[Term, str], names: list[str], name: str
 ) -> str:
     py = _Python({})
-    lines = [f"def index({', '.join(f'{n}: int' for n in names)}) -> int:"]
+    lines = [f"def {name}({', '.join(f'{n}: int' for n in names)}) -> int:"]
     for t in order:
         if t in temps:
             lines.append(f"    {temps[t]} = {py.node(t)}")
