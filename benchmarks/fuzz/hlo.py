@@ -1,0 +1,138 @@
+"""The ``hlo-text`` target: mutated HLO modules through the parser and op indexing.
+
+Seeds are the HLO texts of ``tests/test_hlo_*.py``, read as string literals with
+``ast`` (never imported or run), plus a few written here.
+"""
+
+from __future__ import annotations
+
+import ast
+import random
+import re
+from functools import cache
+from pathlib import Path
+from typing import ClassVar, Final
+
+from quorem.engine.indexing import parse_map, print_map
+from quorem.engine.indexing.hlo import parse_hlo
+from quorem.engine.indexing.hlo_indexing import (
+    fused_input_to_output,
+    fused_output_to_input,
+    input_to_output,
+    output_to_input,
+)
+
+from benchmarks.fuzz import mutate
+from benchmarks.fuzz.harness import Case, Target, WrongResultError
+
+_TESTS: Final = Path(__file__).resolve().parents[2] / "tests"
+_OWN_SEEDS: Final = (
+    "p0 = f32[8,4] parameter(0)\nROOT r = f32[4,8] transpose(p0), dimensions={1,0}",
+    "p0 = f32[12] parameter(0)\nROOT r = f32[3,4] reshape(p0)",
+    "p0 = f32[10,20] parameter(0)\nROOT s = f32[5,10] slice(p0), slice={[0:10:2], [5:15]}",
+    "p0 = f32[4] parameter(0)\nc = f32[] constant(0)\nROOT p = f32[9] pad(p0, c), padding=1_2_1",
+    "p0 = f32[4,6] parameter(0)\nc = f32[] constant(0)\nROOT r = f32[4] reduce(p0, c), "
+    "dimensions={1}, to_apply=add",
+)
+_OPCODES: Final = (
+    "add", "broadcast", "transpose", "reshape", "bitcast", "copy", "slice", "reverse",
+    "concatenate", "pad", "reduce", "reduce-window", "dot", "gather", "iota", "constant",
+    "dynamic-slice", "dynamic-update-slice", "tuple", "get-tuple-element", "fusion",
+    "convolution", "exponential", "parameter",
+)  # fmt: skip
+_DIM_RE: Final = re.compile(r"\[([0-9,\s]*)\]")
+_OP_RE: Final = re.compile(r"(?<=\] )([a-z][a-z\-]*)(?=\()")
+_INT_RE: Final = re.compile(r"\d+")
+
+
+@cache
+def seeds() -> tuple[str, ...]:
+    """The HLO string literals of the HLO tests, and this module's own."""
+    found: list[str] = []
+    for path in sorted(_TESTS.glob("test_hlo_*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Constant) and isinstance(node.value, str):
+                text = node.value
+                if "parameter(" in text or "HloModule" in text:
+                    found.append(text)
+    return tuple(found) + _OWN_SEEDS
+
+
+def _hlo_edit(rng: random.Random, text: str) -> str:
+    """An edit that keeps HLO's shape: a dimension size, an opcode, an integer changed."""
+    pick = rng.random()
+    if pick < 0.35:
+        sizes = list(_DIM_RE.finditer(text))
+        if sizes:
+            m = rng.choice(sizes)
+            dims = [rng.choice((0, 1, 2, 3, 5, 8, 10, 20, 64, 2**31, 2**40)) for _ in
+                    range(rng.choice((0, 1, 2, 3, 4)))]  # fmt: skip
+            return text[: m.start()] + f"[{','.join(map(str, dims))}]" + text[m.end() :]
+    if pick < 0.55:
+        ops = list(_OP_RE.finditer(text))
+        if ops:
+            m = rng.choice(ops)
+            return text[: m.start()] + rng.choice(_OPCODES) + text[m.end() :]
+    if pick < 0.85:
+        ints = list(_INT_RE.finditer(text))
+        if ints:
+            m = rng.choice(ints)
+            value = rng.choice((0, 1, 2, 3, 4, 7, 9, 10, 100, -1, 2**31, 2**63, 2**64))
+            return text[: m.start()] + str(value) + text[m.end() :]
+    # Splice a line from another seed.
+    other = rng.choice(seeds()).strip().split("\n")
+    lines = text.split("\n")
+    lines.insert(rng.randint(0, len(lines)), rng.choice(other))
+    return "\n".join(lines)
+
+
+class HloText(Target):
+    """HLO text through ``parse_hlo`` and the output-to-input / input-to-output maps."""
+
+    name: ClassVar[str] = "hlo-text"
+
+    def generate(self, rng: random.Random) -> Case:
+        text = rng.choice(seeds())
+        if "{}" in text and rng.random() < 0.8:
+            text = text.replace("{}", str(rng.choice((0, 1, 5, 42, 99, -3, 2**40))))
+        for _ in range(rng.choice((0, 0, 1, 1, 2, 3))):
+            text = _hlo_edit(rng, text)
+        if rng.random() < 0.15:
+            text = mutate.mutate_text(rng, text, rng.randint(1, 3))
+        return {
+            "text": text,
+            "physical": rng.random() < 0.25,
+            "simplify": rng.random() < 0.85,
+            "fused": rng.random() < 0.3,
+            "output": rng.choice((0, 0, 0, 1)),
+        }
+
+    def check(self, case: Case) -> int:
+        module = parse_hlo(case["text"])
+        comp = module.entry
+        opts = {"physical": bool(case["physical"]), "simplify": bool(case["simplify"])}
+        n = 0
+        if case["fused"]:
+            per = fused_output_to_input(module, comp, case["output"], **opts)
+            n += self._maps(per)
+            for p in sorted(comp.parameters())[:3]:
+                n += self._maps(fused_input_to_output(module, comp, p, **opts))
+            return n
+        root = comp.root
+        n += self._maps(output_to_input(module, comp, root, case["output"], **opts))
+        for k in range(min(3, len(comp.operands_of(root)))):
+            n += self._maps(input_to_output(module, comp, root, k, **opts))
+        return n
+
+    @staticmethod
+    def _maps(per: object) -> int:
+        n = 0
+        for maps in per:  # type: ignore[attr-defined]
+            for m in maps:
+                if m is None:
+                    continue
+                text = print_map(m)
+                if len(text) < 5000 and parse_map(text) != m:
+                    raise WrongResultError("HLO map does not print and parse back", text)
+                n += 1
+        return n
