@@ -36,6 +36,7 @@ Expressions are compiled by :mod:`quorem.engine.compiled_expr`.
 from __future__ import annotations
 
 import dataclasses
+import threading
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
@@ -91,6 +92,11 @@ Applier = Callable[[Term], "Term | None"]
 
 Dispatch = Callable[[Term], "tuple[Term, str] | None"]
 
+# Compiling a rule registers its int64 checks in a table shared by all rules
+# (quorem.engine.compiled_expr, find-then-append): one compilation at a time, so two
+# threads never give two checks one index. Reentrant for safety; compiling is rare.
+_LOCK = threading.RLock()
+
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class RuleCode:
@@ -107,7 +113,8 @@ def compile_rule(rule: Rule, semantics: Semantics | None) -> RuleCode | None:
     then runs it on the reference interpreter.
     """
     try:
-        source = _RuleCompiler(rule, semantics).source()
+        with _LOCK:
+            source = _RuleCompiler(rule, semantics).source()
     except Unsupported:
         return None
     namespace: dict[str, Any] = dict(RUNTIME)
@@ -163,6 +170,11 @@ def compile_dispatch(op: Op, entries: Sequence[DispatchEntry]) -> Dispatch:
     are not met is skipped: it cannot match. The operators of a sum's atoms are collected
     once per node, when first needed.
     """
+    with _LOCK:
+        return _compile_dispatch(op, entries)
+
+
+def _compile_dispatch(op: Op, entries: Sequence[DispatchEntry]) -> Dispatch:
     lines = ["def _dispatch(t):"]
     namespace: dict[str, Any] = dict(RUNTIME)
     known: set[int | None] = set()

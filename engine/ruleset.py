@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import threading
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 
@@ -191,6 +192,15 @@ class _Dispatchers(dict[Op, Dispatch | None]):
         self.by_op = by_op
 
     def __missing__(self, op: Op) -> Dispatch | None:
+        # Threads may meet a missing operator at once: one compiles it, the others wait
+        # and take its dispatcher (the rewriter reads this dict without a lock; a
+        # present key never calls Python code).
+        with _LOCK:
+            if op in self:
+                return self[op]
+            return self._compile(op)
+
+    def _compile(self, op: Op) -> Dispatch | None:
         rules = self.by_op[op]
         entries = [
             DispatchEntry(
@@ -296,26 +306,33 @@ class RuleSet:
 
 _DEFAULT: list[RuleSet] = []
 _CONSTRAINT: list[RuleSet] = []
+# Serialises the lazy loads below and the dispatchers' compilation. Reentrant: loading
+# the constraint rules loads the default ones.
+_LOCK = threading.RLock()
 
 
 def default_ruleset() -> RuleSet:
-    """The rules shipped in ``quorem.rules``, loaded once."""
+    """The rules shipped in ``quorem.rules``, loaded once (every thread gets the same set)."""
     if not _DEFAULT:
-        from quorem.rules import rule_files  # noqa: PLC0415  (rules is data; load lazily)
+        with _LOCK:
+            if not _DEFAULT:
+                from quorem.rules import rule_files  # noqa: PLC0415  (rules is data)
 
-        _DEFAULT.append(RuleSet.from_files(rule_files()))
+                _DEFAULT.append(RuleSet.from_files(rule_files()))
     return _DEFAULT[0]
 
 
 def constraint_ruleset() -> RuleSet:
     """The shipped rules followed by the constraint rules (``quorem.rules`` ``constraints/``).
 
-    The indexing-map simplifier rewrites comparisons with it; loaded once.
+    The indexing-map simplifier rewrites comparisons with it; loaded once (every thread
+    gets the same set).
     """
     if not _CONSTRAINT:
-        from quorem.rules import constraint_rule_files  # noqa: PLC0415  (rules is data)
+        with _LOCK:
+            if not _CONSTRAINT:
+                from quorem.rules import constraint_rule_files  # noqa: PLC0415  (data)
 
-        _CONSTRAINT.append(
-            RuleSet([*default_ruleset().rules, *load_rule_files(constraint_rule_files())])
-        )
+                rules = [*default_ruleset().rules, *load_rule_files(constraint_rule_files())]
+                _CONSTRAINT.append(RuleSet(rules))
     return _CONSTRAINT[0]

@@ -27,6 +27,7 @@ import hashlib
 import itertools
 import operator
 import weakref
+from _weakref import _remove_dead_weakref  # type: ignore[attr-defined]
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, Final, NoReturn
 
@@ -275,10 +276,36 @@ class _KeyedRef(weakref.ref):  # type: ignore[type-arg]
 
 
 # The intern table's internals, used directly on the hot path: its ``data`` maps keys to
-# keyed weak references, and ``_remove`` (the callback) drops an entry when its term dies.
+# keyed weak references, and ``_remove`` (the callback) drops an entry when its term dies
+# (only if the entry is still that dead reference: the dictionary's own guarantee).
 _DATA: Final[dict[tuple[Any, ...], Any]] = _TABLE.data  # type: ignore[attr-defined]
 _REMOVE: Final[Callable[[Any], None]] = getattr(_TABLE, "_remove")  # noqa: B009
-_PENDING: Final[list[Any]] = getattr(_TABLE, "_pending_removals")  # noqa: B009
+_SETDEFAULT: Final[Callable[[tuple[Any, ...], Any], Any]] = _DATA.setdefault
+
+
+def _lost_race(key: tuple[Any, ...], ref: _KeyedRef, got: Any) -> Term:
+    """The term to return when ``_SETDEFAULT(key, ref)`` found the entry ``got`` instead.
+
+    Interning needs no lock. A new term is entered with one ``dict.setdefault``, which
+    finds or inserts atomically: its key hashes and compares in C (operators are
+    ``IntEnum``s, terms compare by identity), so no other thread runs in between under
+    the GIL, and a free-threaded build locks the dictionary for the call. The thread
+    that loses returns the winner's term and drops its own. An entry whose term is dead
+    (its removal callback has not run yet: it is running in another thread, or the
+    table is being iterated) is removed only if it is still dead, atomically, and the
+    insertion retried.
+    """
+    while True:
+        found: Term | None = got()
+        if found is not None:
+            return found
+        _remove_dead_weakref(_DATA, key)
+        got = _SETDEFAULT(key, ref)
+        if got is ref:
+            alive: Term = ref()  # the caller holds it
+            return alive
+
+
 assert [op.value for op in Op] == list(range(len(Op)))  # ops index tuples
 _SKEY_HEAD: Final = tuple(2 + _RANK[op] for op in Op)  # first item of a compound's skey
 _ADD_VALUE: Final = Op.ADD.value
@@ -312,11 +339,8 @@ def _make(op: Op, args: tuple[Term, ...], arg: Any) -> Term:
         term.skey = (_SKEY_HEAD[op], h)
     ref = _KeyedRef(term, _REMOVE)
     ref.key = key
-    if _PENDING:  # only while someone iterates over the table
-        _TABLE[key] = term  # the dictionary's own path commits them
-    else:
-        _DATA[key] = ref
-    return term
+    got = _SETDEFAULT(key, ref)  # atomic find-or-insert: see _lost_race
+    return term if got is ref else _lost_race(key, ref, got)
 
 
 def _make_binary(op: Op, a: Term, b: Term) -> Term:
@@ -362,11 +386,8 @@ def _make_binary(op: Op, a: Term, b: Term) -> Term:
     term.skey = (_SKEY_HEAD[op], h)
     ref = _KeyedRef(term, _REMOVE)
     ref.key = key
-    if _PENDING:  # only while someone iterates over the table
-        _TABLE[key] = term
-    else:
-        _DATA[key] = ref
-    return term
+    got = _SETDEFAULT(key, ref)  # atomic find-or-insert: see _lost_race
+    return term if got is ref else _lost_race(key, ref, got)
 
 
 def _structural_cmp(a: Term, b: Term) -> int:
@@ -545,11 +566,8 @@ def _make_sum(atoms: tuple[Term, ...], coefs: tuple[int, ...], constant: int) ->
     term.skey = (_ADD_SKEY_HEAD, h)
     ref = _KeyedRef(term, _REMOVE)
     ref.key = key
-    if _PENDING:  # only while someone iterates over the table
-        _TABLE[key] = term
-    else:
-        _DATA[key] = ref
-    return term
+    got = _SETDEFAULT(key, ref)  # atomic find-or-insert: see _lost_race
+    return term if got is ref else _lost_race(key, ref, got)
 
 
 def linear_update(

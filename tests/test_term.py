@@ -480,3 +480,23 @@ def test_tree_size_counts_every_use_of_a_shared_subterm() -> None:
     assert len(list(nodes(t))) < 400
     assert tree_size(t) > 2**40
     assert tree_size(t, t) == 2 * tree_size(t)
+
+
+def test_rebuilt_while_its_dead_entry_awaits_removal() -> None:
+    """A term rebuilt while the table is iterated (so its dead entry is not yet removed)
+    is interned once, and the deferred removal leaves the new entry in place."""
+    keep = var("keep_iterating", 0, 1)
+    values = iter(term_module._TABLE.values())
+    assert next(values) is not None  # the table is being iterated: removals are deferred from here
+    t = var("dying", 0, 9) * 7919 + 31
+    key = (t.op, t.args, t.arg)
+    del t
+    gc.collect()
+    assert term_module._DATA[key]() is None  # dead, still in the table
+    again = var("dying", 0, 9) * 7919 + 31
+    assert term_module._DATA[key]() is again
+    assert var("dying", 0, 9) * 7919 + 31 is again
+    values.close()  # the iteration ends: the deferred removals run
+    assert term_module._DATA[key]() is again
+    assert var("dying", 0, 9) * 7919 + 31 is again
+    assert var("keep_iterating", 0, 1) is keep
