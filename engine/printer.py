@@ -15,7 +15,13 @@ _SUM: Final = 2
 _PROD: Final = 3
 _UNARY: Final = 4
 _ATOM: Final = 5
-_HUGE: Final = 10**4000  # beyond Python's default str() digit limit: print in hex
+# Beyond this, print in hex: it converts in linear time and parses back at any length,
+# while decimal literals are limited (quorem.engine.syntax.MAX_DIGITS).
+_HUGE: Final = 10**4000
+# str() of an int this small works under any limit sys.set_int_max_str_digits accepts
+# (at least 640 digits); larger decimals are converted in pieces of _PIECE digits.
+_SAFE: Final = 10**600
+_PIECE: Final = 500
 _BRIEF_CHARS: Final = 160
 _CMP_TEXT: Final = {Op.LT: "<", Op.LE: "<=", Op.EQ: "==", Op.NE: "!="}
 _FUNC_TEXT: Final = {
@@ -29,9 +35,21 @@ _FUNC_TEXT: Final = {
 
 
 def _int_text(v: int) -> str:
-    if abs(v) >= _HUGE:
-        return f"-{-v:#x}" if v < 0 else f"{v:#x}"
-    return str(v)
+    """``v`` as a literal the parser reads back; never raises, whatever its size."""
+    if -_SAFE < v < _SAFE:
+        return str(v)
+    magnitude = -v if v < 0 else v
+    if magnitude >= _HUGE:
+        digits = f"{magnitude:#x}"
+    else:
+        pieces: list[str] = []
+        unit = 10**_PIECE
+        while magnitude >= unit:
+            magnitude, low = divmod(magnitude, unit)
+            pieces.append(f"{low:0{_PIECE}d}")
+        pieces.append(str(magnitude))
+        digits = "".join(reversed(pieces))
+    return "-" + digits if v < 0 else digits
 
 
 def _prec(t: Term, semantics: Semantics) -> int:
