@@ -38,8 +38,10 @@ from quorem.engine.api import (
 from quorem.engine.emit import DEFAULT_NAME, LANGUAGES, emit
 from quorem.engine.indexing.hlo_cli import add_hlo_parser
 from quorem.engine.indexing.map_cli import add_map_parser
+from quorem.engine.printer import int_text
 from quorem.engine.rewrite import DEFAULT_MAX_STEPS, rewrite, rewrite_term
 from quorem.engine.rule import Rule
+from quorem.engine.syntax import MAX_DIGITS, RESERVED, parse_int
 from quorem.engine.walk import free_names
 
 __all__ = ["main", "parse_var"]
@@ -58,6 +60,11 @@ DEMO_EXPECTED: Final = "R2 + R3*8 + R4*4"
 
 _NAME_RE: Final = re.compile(r"[A-Za-z_][A-Za-z_0-9]*")
 _INT_RE: Final = re.compile(r"[+-]?(?:0[xX][0-9a-fA-F_]+|[0-9][0-9_]*)")
+_NOT_NAMES: Final = RESERVED | {"and", "or", "not"}
+# A JSON string, or a number outside strings (group 1, and group 2 empty for an integer).
+_JSON_TOKEN_RE: Final = re.compile(
+    r'"(?:[^"\\]|\\.)*"|(-?[0-9]+)((?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?)'
+)
 _STOP_WARNING: Final = {
     StopReason.STEP_LIMIT: "the step budget ran out",
     StopReason.CYCLE: "the rules led back to a term being rewritten, which was kept as it was",
@@ -72,24 +79,49 @@ class CliError(Exception):
 
 # ------------------------------------------------------------------------ bounds syntax
 def _parse_bound(text: str, option: str) -> int | None:
-    """One side of ``LO:HI``: ``None`` when empty, else a decimal or hex integer."""
+    """One side of ``LO:HI``: ``None`` when empty, else an integer written as in expressions.
+
+    Decimal (at most ``MAX_DIGITS`` digits) or hex, ``_`` between digits, a sign; any
+    other text raises ``argparse.ArgumentTypeError`` saying what is wrong.
+    """
     text = text.strip()
     if not text:
         return None
-    if _INT_RE.fullmatch(text) is None:
-        raise argparse.ArgumentTypeError(f"{option}: bound {text!r} is not an integer")
     try:
-        return int(text, 0)
-    except ValueError:
-        raise argparse.ArgumentTypeError(
-            f"{option}: bound {text!r} is not a valid integer"
-        ) from None
+        return parse_int(text)
+    except ParseError as exc:
+        if _INT_RE.fullmatch(text) is None:
+            reason = f"bound {_quote(text)} is not an integer"
+        else:
+            reason = f"bound {_quote(text)} is not a valid integer: {exc.reason}"
+        raise argparse.ArgumentTypeError(f"{option}: {reason}") from None
+
+
+def _quote(text: str) -> str:
+    """``repr(text)``, shortened in the middle: messages quote what the user wrote."""
+    if len(text) <= _SHOW_LIMIT:
+        return repr(text)
+    half = _SHOW_LIMIT // 2
+    return f"{text[:half]!r}...{text[-8:]!r} ({len(text)} characters)"
 
 
 def _check_range(name: str, lo: int | None, hi: int | None) -> None:
     """Raise ValueError if ``[lo, hi]`` is empty."""
     if lo is not None and hi is not None and lo > hi:
-        raise ValueError(f"variable {name} has an empty range: {lo} > {hi}")
+        raise ValueError(f"variable {name} has an empty range: {_show_int(lo)} > {_show_int(hi)}")
+
+
+def _show_int(value: int) -> str:
+    """``value`` for a message: in full when short, else its ends and its length."""
+    text = int_text(value)
+    if len(text) <= _SHOW_LIMIT:
+        return text
+    return f"{text[:20]}...{text[-8:]} ({len(text)} characters)"
+
+
+def _is_name(text: str) -> bool:
+    """Whether ``text`` can name a variable in an expression (ASCII, not a keyword)."""
+    return _NAME_RE.fullmatch(text) is not None and text not in _NOT_NAMES
 
 
 def parse_var(text: str) -> tuple[str, int | None, int | None]:
@@ -99,15 +131,15 @@ def parse_var(text: str) -> tuple[str, int | None, int | None]:
     inclusive and must not be empty. Raises ``argparse.ArgumentTypeError`` with a
     message quoting the value, so argparse names the ``--var`` option.
     """
-    option = f"{text!r}"
+    option = _quote(text)
     name, eq, bounds = text.partition("=")
     name = name.strip()
     if not eq or ":" not in bounds:
         raise argparse.ArgumentTypeError(
             f"{option} is not NAME=LO:HI (e.g. x=0:31, x=-5:5, x=:10, x=0:)"
         )
-    if _NAME_RE.fullmatch(name) is None:
-        raise argparse.ArgumentTypeError(f"{option}: {name!r} is not a variable name")
+    if not _is_name(name):
+        raise argparse.ArgumentTypeError(f"{option}: {_quote(name)} is not a variable name")
     lo_text, _, hi_text = bounds.partition(":")
     if ":" in hi_text:
         raise argparse.ArgumentTypeError(f"{option}: more than one ':' in the bounds")
@@ -274,7 +306,7 @@ def _show(value: object) -> str:
 
 def _json_bounds(name: object, value: object) -> tuple[int | None, int | None]:
     """Return the ``[lo, hi]`` of one ``vars`` entry; ``null`` anywhere means unbounded."""
-    if not isinstance(name, str) or _NAME_RE.fullmatch(name) is None:
+    if not isinstance(name, str) or not _is_name(name):
         raise LineError(f"vars: {_show(name)} is not a variable name")
     if value is None:
         return None, None
@@ -322,10 +354,36 @@ def _job_of(record: object, default: Semantics) -> BatchJob:
     return BatchJob(ident, term, semantics)
 
 
+class _LongIntegerError(Exception):
+    """A JSON integer with more digits than expression literals may have."""
+
+
+def _json_int(text: str) -> int:
+    """``int`` for json.loads: decimal text, capped as expression literals are."""
+    if len(text) - text.startswith("-") > MAX_DIGITS:
+        raise _LongIntegerError
+    return parse_int(text)
+
+
+def _long_integer_error(line: str) -> LineError:
+    """The LineError for the first over-long integer of ``line``, with its column."""
+    for m in _JSON_TOKEN_RE.finditer(line):
+        number = m.group(1)
+        if number and not m.group(2) and len(number.lstrip("-")) > MAX_DIGITS:
+            digits = len(number.lstrip("-"))
+            return LineError(
+                f"invalid JSON: an integer of {digits} digits at column {m.start(1) + 1}"
+                f" (the limit is {MAX_DIGITS}; larger bounds cannot be given in JSON)"
+            )
+    return LineError(f"invalid JSON: an integer of more than {MAX_DIGITS} digits")
+
+
 def _decode(line: str) -> object:
     """``json.loads`` with its failures turned into LineErrors."""
     try:
-        return json.loads(line.strip())
+        return json.loads(line, parse_int=_json_int)
+    except _LongIntegerError:
+        raise _long_integer_error(line) from None
     except json.JSONDecodeError as exc:
         raise LineError(f"invalid JSON: {exc.msg} at column {exc.colno}") from None
     except (ValueError, RecursionError) as exc:

@@ -7,7 +7,7 @@ from typing import Final
 from quorem.engine.ops import SEMANTICS_OF, Op, Semantics
 from quorem.engine.term import Term
 
-__all__ = ["brief", "to_text"]
+__all__ = ["brief", "int_text", "to_text"]
 
 # Binding strength, Python's: comparisons < sums < products < unary minus < atoms.
 _CMP: Final = 1
@@ -34,8 +34,11 @@ _FUNC_TEXT: Final = {
 }
 
 
-def _int_text(v: int) -> str:
-    """``v`` as a literal the parser reads back; never raises, whatever its size."""
+def int_text(v: int) -> str:
+    """``v`` as a literal the parser reads back; never raises, whatever its size.
+
+    Decimal up to 4000 digits (under any int/str digit limit Python allows), hex beyond.
+    """
     if -_SAFE < v < _SAFE:
         return str(v)
     magnitude = -v if v < 0 else v
@@ -111,7 +114,7 @@ def brief(term: Term, semantics: Semantics = Semantics.FLOOR) -> str:
 def _expand(t: Term, semantics: Semantics) -> list[Item]:
     op = t.op
     if op is Op.CONST:
-        return [_int_text(t.arg)]
+        return [int_text(t.arg)]
     if op is Op.VAR:
         return [t.arg[0]]
     if op is Op.ADD:
@@ -137,7 +140,7 @@ def _scaled(atom: Term, coeff: int) -> list[Item]:
     if coeff == 1:
         return [(atom, _SUM + 1)]
     need = _ATOM if atom.op in SEMANTICS_OF else _PROD
-    return [(atom, need), f"*{_int_text(coeff)}"]
+    return [(atom, need), f"*{int_text(coeff)}"]
 
 
 def _expand_sum(t: Term) -> list[Item]:
@@ -154,10 +157,10 @@ def _expand_sum(t: Term) -> list[Item]:
             # A leading minus binds to the first atom only: wrap anything larger.
             pieces.extend(["-", (atom, _ATOM)])
             if coeff != -1:
-                pieces.append(f"*{_int_text(-coeff)}")
+                pieces.append(f"*{int_text(-coeff)}")
     k = t.arg[1]
     if k > 0:
-        pieces.append(f" + {_int_text(k)}")
+        pieces.append(f" + {int_text(k)}")
     elif k < 0:
-        pieces.append(f" - {_int_text(-k)}")
+        pieces.append(f" - {int_text(-k)}")
     return pieces
