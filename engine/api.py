@@ -2,21 +2,28 @@
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Mapping
 from typing import Any
 
 from quorem.engine.build import parse_term
-from quorem.engine.errors import EvaluationError, ParseError, QuoremError, RuleError, TermError
+from quorem.engine.errors import (
+    EvaluationError,
+    IncompleteRewriteWarning,
+    ParseError,
+    QuoremError,
+    RuleError,
+    TermError,
+)
 from quorem.engine.evaluate import count_divmod, evaluate
 from quorem.engine.ops import Op, Semantics
 from quorem.engine.printer import to_text
 from quorem.engine.rewrite import (
-    DEFAULT_MAX_STEPS,
     RewriteResult,
     Step,
     StopReason,
     rewrite,
-    rewrite_term,
+    rewrite_stop,
 )
 from quorem.engine.rule import Rule
 from quorem.engine.ruleset import RuleSet, default_ruleset
@@ -35,6 +42,7 @@ from quorem.engine.term import (
 
 __all__ = [
     "EvaluationError",
+    "IncompleteRewriteWarning",
     "Op",
     "ParseError",
     "QuoremError",
@@ -101,24 +109,45 @@ def simplify(
     term: Term,
     rules: RuleSet | None = None,
     *,
-    max_steps: int = DEFAULT_MAX_STEPS,
+    max_steps: int | None = None,
 ) -> Term:
     """Simplify ``term`` with ``rules`` (default: the shipped rules) to a fixed point.
 
     The result equals ``term`` at every point of the variables' ranges where ``term`` is
-    defined. Use :func:`explain` to see the rules applied and why rewriting stopped.
+    defined. The work is bounded by what the input justifies (``max_steps`` rule
+    applications, default relative to the input's size; see
+    :func:`quorem.engine.rewrite.budget_for`); if rewriting stops before a fixed point
+    (budget spent, runaway growth, a cycle), the result is still sound and an
+    :class:`IncompleteRewriteWarning` is issued. Use :func:`explain` to see the rules
+    applied and why rewriting stopped.
     """
-    return rewrite_term(term, rules or default_ruleset(), max_steps=max_steps)
+    result, reason = rewrite_stop(
+        term, default_ruleset() if rules is None else rules, max_steps=max_steps
+    )
+    if reason is not StopReason.FIXED_POINT:
+        warnings.warn(
+            IncompleteRewriteWarning(
+                f"simplify stopped before a fixed point ({reason.value}); "
+                "the result is sound but may not be fully simplified",
+                reason.value,
+            ),
+            stacklevel=2,
+        )
+    return result
 
 
 def explain(
     term: Term,
     rules: RuleSet | None = None,
     *,
-    max_steps: int = DEFAULT_MAX_STEPS,
+    max_steps: int | None = None,
 ) -> RewriteResult:
-    """Simplify ``term`` and return the full result: rules fired in order, counts, stop reason."""
-    return rewrite(term, rules or default_ruleset(), max_steps=max_steps, trace=True)
+    """Simplify ``term`` and return the full result: rules fired in order, counts, stop reason.
+
+    Never warns: the stop reason is the result's ``reason``.
+    """
+    ruleset = default_ruleset() if rules is None else rules
+    return rewrite(term, ruleset, max_steps=max_steps, trace=True)
 
 
 def emit(

@@ -67,6 +67,7 @@ _JSON_TOKEN_RE: Final = re.compile(
 )
 _STOP_WARNING: Final = {
     StopReason.STEP_LIMIT: "the step budget ran out",
+    StopReason.SIZE_LIMIT: "the rules grew the term or its integers past what the input justifies",
     StopReason.CYCLE: "the rules led back to a term being rewritten, which was kept as it was",
 }
 _CARET_WINDOW: Final = 60
@@ -400,7 +401,7 @@ def _id_of(record: object) -> str | None:
 
 
 def batch_record(
-    line: str, lineno: int, default: Semantics, max_steps: int, err: TextIO
+    line: str, lineno: int, default: Semantics, max_steps: int | None, err: TextIO
 ) -> dict[str, Any]:
     """Process one batch line into its output object (a result, or an ``error``).
 
@@ -420,7 +421,7 @@ def batch_record(
         return {"id": _id_of(record), "error": f"line {lineno}: {why}"}
 
 
-def _simplify_job(job: BatchJob, lineno: int, max_steps: int, err: TextIO) -> dict[str, Any]:
+def _simplify_job(job: BatchJob, lineno: int, max_steps: int | None, err: TextIO) -> dict[str, Any]:
     """Rewrite one parsed batch line and build its result object."""
     ruleset = default_ruleset()  # loaded before the clock starts
     start = time.perf_counter()
@@ -457,7 +458,7 @@ def _lines(stream: Iterable[bytes | str]) -> Iterator[tuple[int, str | None]]:
 def run_batch(
     stream: Iterable[bytes | str],
     default: Semantics,
-    max_steps: int,
+    max_steps: int | None,
     out: TextIO,
     err: TextIO,
 ) -> int:
@@ -482,7 +483,7 @@ def run_batch(
 
 
 def _run_batch_source(
-    source: str, default: Semantics, max_steps: int, out: TextIO, err: TextIO
+    source: str, default: Semantics, max_steps: int | None, out: TextIO, err: TextIO
 ) -> int:
     """Run a batch from file ``source``, or from standard input when it is ``-``."""
     if source == "-":
@@ -658,9 +659,10 @@ def build_parser() -> argparse.ArgumentParser:
     simp.add_argument(
         "--max-steps",
         type=_non_negative,
-        default=DEFAULT_MAX_STEPS,
+        default=None,
         metavar="N",
-        help=f"rule application budget (default {DEFAULT_MAX_STEPS})",
+        help="rule application budget (default: 10000 + 100 per node of the input, "
+        f"at most {DEFAULT_MAX_STEPS})",
     )
     simp.set_defaults(handler=cmd_simplify)
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 __all__ = [
     "EvaluationError",
+    "IncompleteRewriteWarning",
     "ParseError",
     "QuoremError",
     "RuleError",
@@ -44,3 +45,21 @@ class TermError(QuoremError):
 
 class EvaluationError(QuoremError):
     """A term that has no value at a point, e.g. a division by zero there."""
+
+
+class IncompleteRewriteWarning(RuntimeWarning):
+    """``quorem.simplify`` stopped before a fixed point; its result is sound but not normal.
+
+    Issued when the step budget ran out, the rules grew the term or its integers past
+    what the input justifies, or the rules led back to a term being rewritten (a cycle).
+    Turn it into an exception with ``warnings.simplefilter("error",
+    IncompleteRewriteWarning)``; :func:`quorem.explain` reports the same as its ``reason``.
+
+    Attributes:
+        reason: the :class:`quorem.StopReason` value, e.g. ``"step limit"``.
+
+    """
+
+    def __init__(self, message: str, reason: str) -> None:
+        self.reason = reason
+        super().__init__(message)
