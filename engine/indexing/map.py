@@ -16,14 +16,18 @@ variables that carry their own bounds, so every subterm knows its value range.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 
 from quorem.engine.errors import QuoremError
 from quorem.engine.ops import Op
 from quorem.engine.term import Term, as_term, var
 from quorem.engine.walk import free_names, rebound
 
-__all__ = ["IndexingMap", "IndexingMapError", "Variable"]
+__all__ = ["IndexingMap", "IndexingMapError", "Variable", "internal_names"]
+
+# Internal variables start with a letter outside ASCII: an identifier, so a valid term
+# variable, but not a name the map syntax reads (names there are ASCII).
+_INTERNAL_MARK = "\u01c2"  # LATIN LETTER ALVEOLAR CLICK, a letter that prints as a double dagger
 
 
 class IndexingMapError(QuoremError):
@@ -46,6 +50,21 @@ class Variable:
     def is_empty(self) -> bool:
         """Whether the interval has no value."""
         return self.lo > self.hi
+
+
+def internal_names(stem: str, taken: Iterable[str]) -> Iterator[str]:
+    """Endless fresh variable names for internal use, none of them in ``taken``.
+
+    No parsed map can use them (they are not ASCII), and skipping ``taken`` keeps them
+    apart from a map built in code with any identifier: give every name in sight.
+    """
+    avoid = set(taken)
+    i = 0
+    while True:
+        name = f"{_INTERNAL_MARK}{stem}{i}"
+        i += 1
+        if name not in avoid:
+            yield name
 
 
 Constraint = tuple[Term, int, int]  # expression in [lo, hi]

@@ -29,7 +29,12 @@ class MapInputError(QuoremError):
 
 
 def add_map_parser(subs: Any) -> None:
-    """Register ``quorem map`` (with its ``simplify`` action) on a subparsers object."""
+    """Register ``quorem map`` (with its ``simplify`` action) on a subparsers object.
+
+    The action is a sub-command with its own parser, so that options may come before
+    or after MAP (``quorem map simplify --keep-unused MAP``): argparse fills an optional
+    positional that follows another positional only from the same run of arguments.
+    """
     p = subs.add_parser(
         "map",
         help="simplify XLA-style indexing maps",
@@ -38,23 +43,47 @@ def add_map_parser(subs: Any) -> None:
         epilog=_EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument("action", choices=["simplify"], help="what to do with the map")
-    p.add_argument("map", nargs="?", metavar="MAP", help="the map, in XLA's textual form")
-    p.add_argument("--batch", metavar="FILE", help='JSON lines {"id", "map"} (- for stdin)')
-    p.add_argument(
+    actions = p.add_subparsers(dest="action", metavar="ACTION", required=True)
+    simp = actions.add_parser(
+        "simplify",
+        help="simplify a map, or each map of a JSON-lines file",
+        description="Simplify MAP, or each map of a JSON-lines file.",
+        epilog=_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    simp.add_argument("map", nargs="?", metavar="MAP", help="the map, in XLA's textual form")
+    simp.add_argument("--batch", metavar="FILE", help='JSON lines {"id", "map"} (- for stdin)')
+    simp.add_argument(
         "--keep-unused",
         action="store_true",
         help="keep range and runtime variables that no result uses",
     )
-    p.set_defaults(handler=cmd_map)
+    simp.set_defaults(handler=cmd_map)
+
+
+def _simplified(source: str, keep_unused: bool) -> str:
+    try:
+        return print_map(simplify_map(parse_map(source), remove_unused=not keep_unused))
+    except RecursionError:
+        # Not expected (the parser limits nesting, the engine walks terms with explicit
+        # stacks), but one bad map must not take the batch down with a traceback.
+        raise MapInputError("the map is nested too deeply") from None
 
 
 def map_record(text: str, lineno: int, keep_unused: bool) -> dict[str, Any]:
-    """The output record of one batch line: ``{"id", "output"}`` or ``{"id", "error"}``."""
+    """The output record of one batch line: ``{"id", "output"}`` or ``{"id", "error"}``.
+
+    Never raises for what the line holds: bad JSON, JSON nested too deeply for Python's
+    decoder, a bad map or one too large are each an error record.
+    """
     try:
         obj = json.loads(text)
     except json.JSONDecodeError as exc:
         return {"id": None, "error": f"line {lineno}: not JSON: {exc.msg}"}
+    except RecursionError:
+        return {"id": None, "error": f"line {lineno}: not read: JSON nested too deeply"}
+    except ValueError as exc:  # an integer over Python's int-str limit, say
+        return {"id": None, "error": f"line {lineno}: not read: {exc}"}
     if not isinstance(obj, dict):
         return {"id": None, "error": f"line {lineno}: expected a JSON object"}
     ident = obj.get("id")
@@ -62,12 +91,10 @@ def map_record(text: str, lineno: int, keep_unused: bool) -> dict[str, Any]:
     if not isinstance(source, str):
         return {"id": ident, "error": f"line {lineno}: 'map' must be a string"}
     try:
-        out = simplify_map(parse_map(source), remove_unused=not keep_unused)
+        out = _simplified(source, keep_unused)
     except QuoremError as exc:
         return {"id": ident, "error": f"line {lineno}: {exc}"}
-    except RecursionError:
-        return {"id": ident, "error": f"line {lineno}: map nested too deeply"}
-    return {"id": ident, "output": print_map(out)}
+    return {"id": ident, "output": out}
 
 
 def _lines(source: str) -> Iterator[tuple[int, str]]:
@@ -88,8 +115,7 @@ def cmd_map(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if (args.map is None) == (args.batch is None):
         raise MapInputError("give either MAP or --batch FILE")
     if args.batch is None:
-        m = simplify_map(parse_map(args.map), remove_unused=not args.keep_unused)
-        out.write(print_map(m) + "\n")
+        out.write(_simplified(args.map, args.keep_unused) + "\n")
         return 0
     status = 0
     for lineno, text in _lines(args.batch):

@@ -24,13 +24,13 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
-from collections.abc import Iterable
-from itertools import count
+import re
+from collections.abc import Sequence
 from typing import Final
 
 from quorem.engine.evaluate import evaluate
 from quorem.engine.indexing.compare import decide_empty, decide_equal
-from quorem.engine.indexing.map import IndexingMap, IndexingMapError, Variable
+from quorem.engine.indexing.map import IndexingMap, IndexingMapError, Variable, internal_names
 from quorem.engine.indexing.mapsyntax import print_map
 from quorem.engine.ops import Op, Semantics
 from quorem.engine.rewrite import rewrite_term
@@ -42,6 +42,7 @@ __all__ = ["maps_equal", "simplify_map"]
 
 _MAX_PASSES: Final = 64
 _CONSTRAINT_STEPS: Final = 10_000
+_ENUMERATED: Final = 2**16  # points times constraints checked for unused variables
 
 
 def _simplify(t: Term, rules: RuleSet) -> Term:
@@ -195,33 +196,55 @@ def _simplify_results(m: IndexingMap, rules: RuleSet) -> IndexingMap:
     A subterm equal to a constrained expression ``e in [lo, hi]`` is replaced by a fresh
     variable ranging over ``[lo, hi]`` (narrowed by ``e``'s own range) before
     simplifying and put back after: on the domain ``e`` lies in that interval, so what
-    holds for every value of the variable holds for ``e``.
+    holds for every value of the variable holds for ``e``. The fresh names are ones no
+    map can use (:func:`internal_names`), so a stand-in never captures a variable.
     """
-    fresh = count()
+    names = internal_names("c", (v.name for v in m.variables()))
     stand_in: dict[Term, Term] = {}
     back: dict[str, Term] = {}
-    for e, lo, hi in m.constraints:
+    for e, c_lo, c_hi in m.constraints:
         if e.op is Op.VAR or e.vmin is None or e.vmax is None:
             continue
-        name = f"__c{next(fresh)}"
-        stand_in[e] = var(name, max(lo, e.vmin), min(hi, e.vmax))
+        lo, hi = max(c_lo, e.vmin), min(c_hi, e.vmax)
+        if lo > hi:  # e cannot take a value its constraint allows
+            return IndexingMap.empty(m.n_dims, m.n_results)
+        name = next(names)
+        stand_in[e] = var(name, lo, hi)
         back[name] = e
-    results = []
-    for t in m.results:
-        u = replace_subterms(t, stand_in) if stand_in else t
-        u = _simplify(u, rules)
-        if stand_in:
-            u = _simplify(substitute(u, back), rules)
-        results.append(u)
-    return dataclasses.replace(m, results=tuple(results))
+    results = tuple(_simplify_result(t, rules, stand_in, back) for t in m.results)
+    return dataclasses.replace(m, results=results)
+
+
+def _simplify_result(
+    t: Term, rules: RuleSet, stand_in: dict[Term, Term], back: dict[str, Term]
+) -> Term:
+    """``t`` simplified until its constrained subterms teach nothing more.
+
+    Simplifying can bring out a constrained expression that was not there before
+    (``(d0 + 8) mod 8`` becomes ``d0 mod 8``), so stand-ins go in again until the
+    result stops changing: one call reaches what a second would.
+    """
+    u = t
+    for _ in range(_MAX_PASSES):
+        v = replace_subterms(u, stand_in) if stand_in else u
+        w = _simplify(v, rules)
+        if v is not u:
+            w = _simplify(substitute(w, back), rules)
+        if w is u:
+            break
+        u = w
+    return u
 
 
 def _remove_unused(m: IndexingMap) -> IndexingMap:
     """Drop range and runtime variables the results do not use (XLA's RemoveUnusedSymbols).
 
-    A constraint that mentions a used variable keeps every variable it mentions. A
-    constraint over unused variables only is dropped when a point of theirs satisfies
-    it (found by enumeration of at most 2**16 points); otherwise its variables stay.
+    A constraint that mentions a used variable keeps every variable it mentions. The
+    constraints left mention unused variables only; they go with their variables when
+    together (per group of constraints sharing variables) they have a solution in the
+    box: found by enumerating a small box, or a witness among a few candidate points.
+    A group shown to have no solution makes the map known empty; a group undecided
+    keeps its variables and constraints.
     """
     used: set[str] = set().union(*(free_names(t) for t in m.results)) | {v.name for v in m.dims}
     cons = [(e, lo, hi, free_names(e)) for e, lo, hi in m.constraints]
@@ -233,27 +256,24 @@ def _remove_unused(m: IndexingMap) -> IndexingMap:
                 used |= names
                 grew = True
     box = m.bounds()
-    kept = []
-    for e, lo, hi, names in cons:
-        if names <= used:
-            kept.append((e, lo, hi))
-        elif not _satisfiable(e, lo, hi, names, box):
+    for group, names in _groups([c for c in cons if not c[3] <= used]):
+        verdict = _jointly_satisfiable(group, sorted(names), box)
+        if verdict is False:
+            return IndexingMap.empty(m.n_dims, m.n_results)
+        if verdict is None:
             used |= names
-            kept.append((e, lo, hi))
-    symbols = [v for v in m.range_vars + m.rt_vars if v.name not in used]
-    if not symbols:
+    kept_range = [v for v in m.range_vars if v.name in used]
+    kept_rt = [v for v in m.rt_vars if v.name in used]
+    if len(kept_range) + len(kept_rt) == len(m.range_vars) + len(m.rt_vars):
         return m
-    # Another constraint may have been dropped with the variables it shared.
-    kept = [(e, lo, hi) for e, lo, hi in kept if free_names(e) <= used]
-    range_vars = _renumber([v for v in m.range_vars if v.name in used], "s")
-    rt_vars = _renumber([v for v in m.rt_vars if v.name in used], "rt")
+    kept = [(e, lo, hi) for e, lo, hi, names in cons if names <= used]
+    dims = {v.name for v in m.dims}
+    range_vars = _renumber(kept_range, "s", dims | {v.name for v in kept_rt})
+    rt_vars = _renumber(kept_rt, "rt", dims | {v.name for v in range_vars})
+    # A simultaneous renaming: s2 -> s1 and s1 -> s0 do not chain.
     renames = {
         old.name: new.term()
-        for old, new in zip(
-            [v for v in m.range_vars if v.name in used] + [v for v in m.rt_vars if v.name in used],
-            range_vars + rt_vars,
-            strict=True,
-        )
+        for old, new in zip(kept_range + kept_rt, range_vars + rt_vars, strict=True)
         if old.name != new.name
     }
     return IndexingMap(
@@ -265,27 +285,74 @@ def _remove_unused(m: IndexingMap) -> IndexingMap:
     ).normalized()
 
 
-def _renumber(vs: list[Variable], prefix: str) -> list[Variable]:
-    """Default-named variables (``s3``) renumbered from 0; custom names kept."""
-    default = all(v.name.startswith(prefix) and v.name[len(prefix) :].isdigit() for v in vs)
-    if not default:
-        return vs
-    return [Variable(f"{prefix}{i}", v.lo, v.hi) for i, v in enumerate(vs)]
+_Group = list[tuple[Term, int, int]]
 
 
-def _satisfiable(
-    e: Term, lo: int, hi: int, names: Iterable[str], box: dict[str, tuple[int, int]]
-) -> bool:
-    names = sorted(names)
-    sizes = 1
+def _groups(
+    cons: list[tuple[Term, int, int, set[str]]],
+) -> list[tuple[_Group, set[str]]]:
+    """The constraints in groups that share no variable, with each group's variables."""
+    groups: list[tuple[_Group, set[str]]] = []
+    for e, lo, hi, names in cons:
+        joined: _Group = [(e, lo, hi)]
+        joined_names = set(names)
+        rest = []
+        for group, group_names in groups:
+            if group_names & joined_names:
+                joined += group
+                joined_names |= group_names
+            else:
+                rest.append((group, group_names))
+        groups = [*rest, (joined, joined_names)]
+    return groups
+
+
+def _jointly_satisfiable(
+    cons: _Group, names: list[str], box: dict[str, tuple[int, int]]
+) -> bool | None:
+    """Whether a point of the box over ``names`` satisfies every constraint (None: unknown).
+
+    A box of at most ``_ENUMERATED`` checks is enumerated, which decides it; a larger
+    one is searched for a witness among a few values per variable (its ends, their
+    neighbours, its middle and 0), which can only show it satisfiable.
+    """
+    size = len(cons)
     for n in names:
-        sizes *= box[n][1] - box[n][0] + 1
-    if sizes > 2**16:
-        return False
-    for p in itertools.product(*(range(box[n][0], box[n][1] + 1) for n in names)):
-        if lo <= evaluate(e, dict(zip(names, p, strict=True))) <= hi:
+        size *= box[n][1] - box[n][0] + 1
+    candidates: list[Sequence[int]]
+    if size <= _ENUMERATED:
+        candidates = [range(box[n][0], box[n][1] + 1) for n in names]
+        exhaustive = True
+    else:
+        candidates = [_probe_values(*box[n]) for n in names]
+        exhaustive = False
+    for p in itertools.islice(itertools.product(*candidates), _ENUMERATED):
+        env = dict(zip(names, p, strict=True))
+        if all(lo <= evaluate(e, env) <= hi for e, lo, hi in cons):
             return True
-    return False
+    return False if exhaustive else None
+
+
+def _probe_values(lo: int, hi: int) -> list[int]:
+    """A few values of ``[lo, hi]`` where a witness of a constraint is often found."""
+    mid = lo + (hi - lo) // 2
+    picks = {lo, lo + 1, mid, hi - 1, hi, min(max(0, lo), hi)}
+    return sorted(x for x in picks if lo <= x <= hi)
+
+
+def _renumber(vs: list[Variable], prefix: str, others: set[str]) -> list[Variable]:
+    """Default-named variables (``s3``) renumbered from 0; custom names kept.
+
+    Renumbered only when every name is ``prefix`` and a decimal number and no new name
+    is one of ``others`` (a dimension may be called ``s0``): never to a taken name.
+    """
+    default = re.compile(rf"{prefix}(?:0|[1-9][0-9]*)")
+    if not all(default.fullmatch(v.name) for v in vs):
+        return vs
+    renamed = [Variable(f"{prefix}{i}", v.lo, v.hi) for i, v in enumerate(vs)]
+    if any(v.name in others for v in renamed):
+        return vs
+    return renamed
 
 
 def simplify_map(
