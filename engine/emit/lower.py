@@ -15,11 +15,13 @@ from typing import Final
 
 from quorem.engine.errors import QuoremError
 from quorem.engine.ops import DIVISION_OPS, SEMANTICS_OF, Semantics
+from quorem.engine.overflow import term_fits_int64
+from quorem.engine.printer import brief
 from quorem.engine.rewrite import rewrite_term
 from quorem.engine.rulefile import load_rule_files
 from quorem.engine.ruleset import RuleSet, default_ruleset
 from quorem.engine.term import Term
-from quorem.engine.walk import nodes
+from quorem.engine.walk import nodes, postorder
 
 __all__ = ["LoweringError", "lower", "lowering_ruleset"]
 
@@ -63,13 +65,29 @@ def lower(term: Term, target: Semantics) -> Term:
     out = rewrite_term(term, lowering_ruleset(target), max_steps=_STEPS)
     left = _leftover(out, target)
     if left is not None:
+        raise LoweringError(_why_left(left, target))
+    return out
+
+
+def _why_left(left: Term, target: Semantics) -> str:
+    """Why the division ``left`` (of the other semantics) was not lowered."""
+    rules = lowering_ruleset(target)
+    for t in postorder(left):
+        if t.op not in DIVISION_OPS or SEMANTICS_OF[t.op] is target:
+            continue
         # A division (here or inside) whose divisor is 0 at every point, as written or
         # once lowered (b % b is 0 wherever it is defined), has no value, and no rule
         # builds a replacement for it.
-        for t in nodes(left):
-            if t.op in DIVISION_OPS:
-                d = rewrite_term(t.args[1], lowering_ruleset(target), max_steps=_STEPS)
-                if d.vmin == d.vmax == 0:
-                    raise LoweringError(f"{left} divides by zero at every point: it has no value")
-        raise LoweringError(f"no lowering rule for {left} to {target.value} division")
-    return out
+        d = rewrite_term(t.args[1], rules, max_steps=_STEPS)
+        if d.vmin == d.vmax == 0:
+            return f"{brief(t)} divides by zero at every point: it has no value"
+        # The rewriter never trades a term that fits in int64 for one that may not: a
+        # lowered form whose sign correction may leave int64 is not taken.
+        for rule in rules.rules_for(t.op):
+            u = rule.apply(t)
+            if u is not None and not term_fits_int64(u):
+                return (
+                    f"{brief(t)} has no {target.value} division form that stays in 64 bits "
+                    f"(rule {rule.name} gives {brief(u)}, whose values may leave int64)"
+                )
+    return f"no lowering rule for {brief(left)} to {target.value} division"
