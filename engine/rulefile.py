@@ -12,6 +12,12 @@ A rules file is a sequence of blocks::
 
 A field's value may continue on following lines indented deeper than its key. Every
 problem is reported as ``file:line:col: what is wrong``; nothing is evaluated as Python.
+
+A rules file is UTF-8 text (a leading byte-order mark is ignored) whose lines end in a
+line feed, optionally after a carriage return. Control characters other than tab, and the
+invisible characters that reorder or separate text (bidirectional controls, U+2028 and
+U+2029, a byte-order mark elsewhere), are refused where they stand: what a reader sees
+is what is checked.
 """
 
 from __future__ import annotations
@@ -25,6 +31,7 @@ from typing import Final
 from quorem.engine import syntax as sx
 from quorem.engine.errors import ParseError, RuleError
 from quorem.engine.ops import Semantics
+from quorem.engine.printer import int_text
 from quorem.engine.rule import (
     AGGREGATES,
     CONST_FUNCS,
@@ -67,6 +74,18 @@ _CMP_OPS: Final = {"<": "lt", "<=": "le", "==": "eq", "!=": "ne"}
 _ARITH: Final = frozenset({"+", "-", "*", "//", "%"})
 _COMPARE: Final = frozenset({"<", "<=", ">", ">=", "==", "!="})
 _DIVISION_FUNCS: Final = frozenset({"floordiv", "floormod", "truncdiv", "truncmod"})
+# Characters a rules file may not contain (see the module docstring): C0 controls but tab
+# and newline, a carriage return not ending a line, DEL, C1 controls, and the invisible
+# format characters (zero-width, bidirectional, separators) that change how the text
+# around them is displayed.
+_HIDDEN_RE: Final = re.compile(
+    r"[\x00-\x08\x0b-\x0c\x0e-\x1f\x7f-\x9f\u061c\u200b-\u200f\u2028-\u202e"
+    r"\u2060-\u2064\u2066-\u2069\ufeff]|\r(?!\n)"
+)
+MAX_LITERAL_BITS: Final = 256
+"""Rules-file integers are below ``2**256`` in magnitude (compiled code and the prover
+spell constants out in decimal, and no rule needs more)."""
+_NOT_NAMES: Final = sx.RESERVED | {"and", "or", "not"}
 
 
 @dataclasses.dataclass
@@ -85,15 +104,33 @@ class _Block:
     text_lines: list[str] = dataclasses.field(default_factory=list)
 
 
+_BLANKS: Final = " \t"
+
+
+def _check_characters(text: str, file: str) -> None:
+    """Raise RuleError at the first character a rules file may not contain."""
+    bad = _HIDDEN_RE.search(text)
+    if bad is None:
+        return
+    at = bad.start()
+    line = text.count("\n", 0, at) + 1
+    col = at - text.rfind("\n", 0, at)
+    ch = text[at]
+    raise RuleError(f"character U+{ord(ch):04X} is not allowed in a rules file", line, col, file)
+
+
 def _split_blocks(text: str, file: str) -> list[_Block]:
     blocks: list[_Block] = []
     current: _Block | None = None
     last_field: tuple[_Field, int] | None = None  # field and its key's indentation
-    for lineno, raw in enumerate(text.splitlines(), start=1):
-        stripped = raw.strip()
+    for lineno, line in enumerate(text.split("\n"), start=1):
+        # Only \n ends a line (str.splitlines would also split at \x0c, \x1c, \x85...,
+        # and line numbers would disagree with editors and the expression parser).
+        raw = line.removesuffix("\r")
+        stripped = raw.strip(_BLANKS)
         if not stripped or stripped.startswith("#"):
             continue
-        if not raw[0].isspace():
+        if raw[0] not in _BLANKS:
             words = stripped.split()
             if words[0] != "rule":
                 raise RuleError(f"expected 'rule NAME', found {words[0]!r}", lineno, 1, file)
@@ -126,7 +163,7 @@ def _split_blocks(text: str, file: str) -> list[_Block]:
             current.fields[key] = fld
             last_field = (fld, len(m.group("indent")))
             continue
-        indent = len(raw) - len(raw.lstrip())
+        indent = len(raw) - len(raw.lstrip(_BLANKS))
         if last_field is not None and indent > last_field[1] and not m:
             last_field[0].value += "\n" + raw
             continue
@@ -478,7 +515,12 @@ def _field_syntax(fld: _Field, file: str) -> sx.Node:
     while stack:
         n, depth = stack.pop()
         if depth > _MAX_FIELD_DEPTH:
-            reason = f"nested too deeply (more than {_MAX_FIELD_DEPTH} levels)"
+            reason = f"nested too deeply (more than {_MAX_FIELD_DEPTH} levels of operators)"
+            raise RuleError(reason, n.line, n.col, file)
+        if isinstance(n, sx.Num) and abs(n.value).bit_length() > MAX_LITERAL_BITS:
+            shown = int_text(n.value)
+            shown = shown if len(shown) <= 24 else f"{shown[:12]}...({len(shown)} digits)"
+            reason = f"integer {shown} is too large for a rule (the limit is 2**{MAX_LITERAL_BITS})"
             raise RuleError(reason, n.line, n.col, file)
         stack.extend((k, depth + 1) for k in _syntax_children(n))
     return node
@@ -601,6 +643,8 @@ def _parse_lets(fld: _Field, ck: _Checker, file: str) -> tuple[tuple[str, Expr],
                 raise RuleError("expected 'NAME = expression' in let", line, col, file)
             name = m.group("name")
             name_col = col + len(m.group("lead"))
+            if name in _NOT_NAMES:
+                raise RuleError(f"let name {name!r} is a Python keyword", line, name_col, file)
             if name in ck.names:
                 raise RuleError(f"let redefines {name!r}", line, name_col, file)
             expr_col = col + m.start("expr")
@@ -630,7 +674,13 @@ def _parse_lets(fld: _Field, ck: _Checker, file: str) -> tuple[tuple[str, Expr],
 
 
 def parse_rules(text: str, file: str = "<rules>") -> list[Rule]:
-    """Parse the text of a rules file. Raises RuleError (``file:line:col: reason``)."""
+    """Parse the text of a rules file. Raises RuleError (``file:line:col: reason``).
+
+    A leading byte-order mark is ignored; see the module docstring for what text is
+    allowed. Every problem, however malformed the text, is a RuleError.
+    """
+    text = text.removeprefix("\ufeff")
+    _check_characters(text, file)
     rules = []
     for block in _split_blocks(text, file):
         try:
@@ -658,15 +708,29 @@ def check_unique_names(rules: Iterable[Rule]) -> None:
             )
 
 
+def _decode(data: bytes, file: str) -> str:
+    """The text of a rules file's bytes; a byte that is not UTF-8 is a RuleError there."""
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        line_start = data.rfind(b"\n", 0, exc.start) + 1
+        col = len(data[line_start : exc.start].decode("utf-8", "replace")) + 1
+        reason = f"not UTF-8 text: byte 0x{data[exc.start]:02x} cannot start a character here"
+        raise RuleError(reason, line, col, file) from None
+
+
 def load_rule_files(paths: Iterable[str | Path]) -> list[Rule]:
     """Load rules files in order; rule names must be unique across all of them."""
     rules: list[Rule] = []
     for path in paths:
         p = Path(path)
         try:
-            text = p.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
-            raise RuleError(f"cannot read rules file: {exc}", 1, 1, str(p)) from None
-        rules.extend(parse_rules(text, str(p)))
+            data = p.read_bytes()
+        except OSError as exc:
+            raise RuleError(
+                f"cannot read rules file: {exc.strerror or exc}", 1, 1, str(p)
+            ) from None
+        rules.extend(parse_rules(_decode(data, str(p)), str(p)))
     check_unique_names(rules)
     return rules
