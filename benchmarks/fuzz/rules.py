@@ -120,8 +120,8 @@ class RulesFile(Target):
         for _ in range(rng.randint(0, 3)):
             blocks = _structural(rng, blocks)
         out = "".join(blocks)
-        if rng.random() < 0.5:
-            out = mutate.mutate_text(rng, out, rng.randint(1, 5))
+        if rng.random() < 0.3:
+            out = mutate.mutate_text(rng, out, rng.randint(1, 3))
         return {"file": fname, "text": out, "terms_seed": rng.getrandbits(32)}
 
     def check(self, case: Case) -> int:

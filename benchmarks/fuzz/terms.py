@@ -345,10 +345,63 @@ class TreeGen:
             return ["c", c]
         return self.tree(depth - 1)
 
+    def affine(self, d: int) -> Tree:
+        """A sum of scaled variables and a constant, coefficients often multiples of ``d``."""
+        rng = self.rng
+        names = list(self.bounds)
+        t: Tree = ["c", rng.choice((0, 0, 1, d - 1, d, -1, 3 * d + 1, random_const(rng)))]
+        for name in rng.sample(names, rng.randint(1, len(names))):
+            c = rng.choice(
+                (d, 2 * d, d * rng.randint(1, 8), 1, rng.randint(-9, 9), -d, d - 1, d + 1)
+            )
+            term: Tree = ["v", name]
+            if rng.random() < 0.2:
+                term = ["//", term, ["c", rng.choice((2, 4, 8, 3))]]
+            t = ["+", t, ["*", term, ["c", c]]]
+        return t
+
+    def index_tree(self) -> Tree:
+        """The shapes tiling and reshapes leave: divisions of sums, nested, recombined."""
+        rng = self.rng
+        a, b = rng.choice((2, 3, 4, 8, 16, 5, -2, -4)), rng.choice((2, 3, 4, 8, 6, -3))
+        e = self.affine(a) if rng.random() < 0.8 else self.tree(2)
+        shape = rng.randrange(9)
+        if shape == 8:
+            # A symbolic divisor: a variable, times a constant or not.
+            y: Tree = ["v", rng.choice(list(self.bounds))]
+            if rng.random() < 0.5:
+                y = ["*", y, ["c", a]]
+            e = ["+", ["*", y, ["c", rng.choice((1, 2, b))]], self.leaf()]
+            return (
+                ["+", ["*", ["//", e, y], y], ["%", e, y]]
+                if rng.random() < 0.5
+                else [rng.choice(("//", "%")), e, y]
+            )
+        if shape == 0:
+            return ["//", e, ["c", a]]
+        if shape == 1:
+            return ["%", e, ["c", a]]
+        if shape == 2:
+            return ["+", ["*", ["//", e, ["c", a]], ["c", a]], ["%", e, ["c", a]]]
+        if shape == 3:
+            return ["//", ["//", e, ["c", a]], ["c", b]]
+        if shape == 4:
+            return ["%", ["//", e, ["c", a]], ["c", b]]
+        if shape == 5:
+            return ["//", ["%", e, ["c", a * b]], ["c", b]]
+        if shape == 6:
+            return ["%", ["%", e, ["c", a * b]], ["c", a]]
+        return ["+", ["*", ["%", e, ["c", a]], ["c", b]], ["*", ["//", e, ["c", a]], ["c", a * b]]]
+
     def tree(self, depth: int) -> Tree:
         rng = self.rng
         if self.pool and rng.random() < 0.12:
             return rng.choice(self.pool)
+        if depth >= 2 and rng.random() < 0.2:
+            t = self.index_tree()
+            if rng.random() < 0.3:
+                self.pool.append(t)
+            return t
         if depth <= 0 or rng.random() < 0.2:
             return self.leaf()
         pick = rng.random()
