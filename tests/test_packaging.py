@@ -76,3 +76,24 @@ def test_typed_markers() -> None:
     """Each package ships a py.typed marker."""
     for folder in ("engine", "rules", "verify", "engine/_root"):
         assert (REPO / folder / "py.typed").exists()
+
+
+def test_nothing_outside_the_repository_is_read_or_cited() -> None:
+    """A fresh clone has nothing beside it: no tracked source, test or document points there."""
+    tracked = subprocess.run(
+        ["git", "ls-files"], cwd=REPO, capture_output=True, text=True, check=True
+    ).stdout.split()
+    offenders = []
+    for name in tracked:
+        if not name.endswith(
+            (".py", ".md", ".toml", ".rules", ".cfg", ".txt")
+        ) and not name.startswith(".ci/"):
+            continue
+        if name.startswith(("docs/research/", "benchmarks/results/")):
+            continue  # copied notes; recorded runs name the paths they ran on
+        if name in (".ci/run", "tests/test_packaging.py"):
+            continue  # they name the folder to make sure it is not there
+        text = (REPO / name).read_text(encoding="utf-8", errors="replace")
+        if "../shared" in text or '"shared" /' in text or 'parent / "shared"' in text:
+            offenders.append(name)
+    assert offenders == [], offenders
