@@ -226,3 +226,19 @@ def test_attribute_parsers_refuse_huge_integers_with_value_errors(
         parse(text)
     assert why in str(info.value)
     assert len(str(info.value)) < 200  # the literal is not echoed whole
+
+
+# ---------------------------------------------------------------------------- size
+def test_an_unsimplified_composition_that_explodes_is_refused_quickly() -> None:
+    # Each reshape step uses its index several times: written out as trees, the
+    # unsimplified composition doubles at every step (it once hung printing them).
+    lines = ["x0 = f32[8,6] parameter(0)"]
+    lines += [
+        f"x{k} = {'f32[48]' if k % 2 else 'f32[8,6]'} reshape(x{k - 1})" for k in range(1, 61)
+    ]
+    module = parse_hlo("\n".join(lines), "chain.hlo")
+    with pytest.raises(HloError, match=r"^chain\.hlo:\d+:1: x\d+ \(reshape\): composed without"):
+        fused_output_to_input(module, module.entry, simplify=False)
+    ((m,),) = fused_output_to_input(module, module.entry)  # simplified, it stays small
+    assert m is not None
+    assert print_map(m) == "(d0, d1) -> (d0, d1), domain: d0 in [0, 7], d1 in [0, 5]"

@@ -83,6 +83,9 @@ def _distinct(maps: Iterable[IndexingMap | None]) -> OperandMaps:
 _Entry = tuple[IndexingMap | None, IndexingMap | None]
 _Bucket = dict[str, _Entry]  # distinct maps, keyed by the finished map's printed form
 _MAX_TREE: Final = 400
+# Without simplification nothing restarts a composition: refused past this size (well
+# under what printing allows) instead of printed at ever greater cost, step after step.
+_MAX_UNSIMPLIFIED: Final = 100_000
 
 
 def _tree_size(m: IndexingMap) -> int:
@@ -91,17 +94,31 @@ def _tree_size(m: IndexingMap) -> int:
 
 
 def _add_compositions(
-    bucket: _Bucket, firsts: Iterable[_Entry], seconds: OperandMaps, opts: _Options
+    bucket: _Bucket,
+    firsts: Iterable[_Entry],
+    seconds: OperandMaps,
+    opts: _Options,
+    inst: Instruction,
 ) -> None:
-    """Add every ``second ∘ first`` to ``bucket``; unknown when either is unknown."""
+    """Add every ``second ∘ first`` to ``bucket``; unknown when either is unknown.
+
+    ``inst`` is the instruction whose maps ``seconds`` are, named by the error raised
+    when an unsimplified composition grows past :data:`_MAX_UNSIMPLIFIED` nodes.
+    """
     for carried, _ in firsts:
         for s in seconds:
             if carried is None or s is None:
                 bucket.setdefault(_key(None), (None, None))
                 continue
             composed = compose(carried, s)
+            size = _tree_size(composed)
+            if not opts.simplify and size > _MAX_UNSIMPLIFIED:
+                raise inst.error(
+                    f"composed without simplification, the map through it has over "
+                    f"{_MAX_UNSIMPLIFIED} nodes written out; simplify the maps"
+                )
             done = opts.finish(composed)
-            if opts.simplify and _tree_size(composed) > _MAX_TREE:
+            if opts.simplify and size > _MAX_TREE:
                 composed = done
             bucket.setdefault(_key(done), (composed, done))
 
@@ -250,7 +267,9 @@ def _fused_out_to_in(
             per_operand = yield from _op_out_to_in(module, comp, inst, k)
             for i, producer in enumerate(per_operand):
                 target = (operands[i].name, hlo_ops.operand_output_id(inst, i))
-                _add_compositions(reached.setdefault(target, {}), consumer.values(), producer, opts)
+                _add_compositions(
+                    reached.setdefault(target, {}), consumer.values(), producer, opts, inst
+                )
     params = comp.parameters()
     out: list[_Bucket] = []
     for n in range(len(params)):
@@ -283,7 +302,7 @@ def _fused_in_to_out(
             per_output = yield from _op_in_to_out(module, comp, inst, i)
             for k, consumer in enumerate(per_output):
                 _add_compositions(
-                    reached.setdefault((inst.name, k), {}), source.values(), consumer, opts
+                    reached.setdefault((inst.name, k), {}), source.values(), consumer, opts, inst
                 )
     root = comp.root
     return [reached.get((root.name, k), {}) for k in range(len(root.shape.arrays()))]
