@@ -242,3 +242,27 @@ def test_an_unsimplified_composition_that_explodes_is_refused_quickly() -> None:
     ((m,),) = fused_output_to_input(module, module.entry)  # simplified, it stays small
     assert m is not None
     assert print_map(m) == "(d0, d1) -> (d0, d1), domain: d0 in [0, 7], d1 in [0, 5]"
+
+
+# ---------------------------------------------------------------------------- positions
+def test_analysis_errors_name_file_line_and_column() -> None:
+    text = """HloModule m
+    ENTRY e {
+      p = (f32[2], f32[2]) parameter(0)
+      ROOT g = f32[2] get-tuple-element(p), index=0
+    }
+    """
+    module = parse_hlo(text, "pos.hlo")
+    e = module.entry
+    with pytest.raises(HloError) as info:
+        fused_output_to_input(module, e, physical=True)
+    assert str(info.value) == (
+        "pos.hlo:3:7: p (parameter): physical indexing of the tuple (f32[2], f32[2]) is not "
+        "supported"
+    )
+    with pytest.raises(HloError) as info:
+        fused_input_to_output(module, e, 3)
+    assert str(info.value) == "pos.hlo:2:5: computation e has no parameter(3)"
+    with pytest.raises(HloError) as info:
+        module.computation("f" * 1000)
+    assert str(info.value) == f"pos.hlo: no computation named {'f' * 80!r} (the module has e)"

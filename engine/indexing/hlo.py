@@ -260,6 +260,7 @@ class Computation:
         is_entry: written with ``ENTRY``.
         line: where it starts.
         col: the column where it starts (0 when unknown).
+        source: the text's origin, for error messages.
 
     """
 
@@ -268,6 +269,7 @@ class Computation:
     is_entry: bool = False
     line: int = 0
     col: int = 0
+    source: str = "<hlo>"
     _by_name: dict[str, Instruction] = dataclasses.field(
         init=False, repr=False, compare=False, default_factory=dict
     )
@@ -282,6 +284,10 @@ class Computation:
             if inst.is_root:
                 return inst
         return self.instructions[-1]
+
+    def error(self, reason: str) -> HloError:
+        """An :class:`HloError` about this computation, at the line and column it starts."""
+        return HloError(reason, self.line, self.col, self.source)
 
     def get(self, name: str) -> Instruction:
         """The instruction called ``name`` (KeyError when there is none)."""
@@ -298,10 +304,27 @@ class Computation:
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class Module:
-    """An HLO module: its computations, the entry one marked (or the last)."""
+    """An HLO module: its computations, the entry one marked (or the last).
+
+    Attributes:
+        name: the module's name.
+        computations: in the order written.
+        source: the text's origin, for error messages.
+
+    """
 
     name: str
     computations: tuple[Computation, ...]
+    source: str = "<hlo>"
+    _by_name: dict[str, Computation] = dataclasses.field(
+        init=False, repr=False, compare=False, default_factory=dict
+    )
+
+    def __post_init__(self) -> None:
+        # The first of a repeated name, as a search in order finds (the parser refuses
+        # repeats).
+        for c in self.computations:
+            self._by_name.setdefault(c.name, c)
 
     @property
     def entry(self) -> Computation:
@@ -313,11 +336,14 @@ class Module:
 
     def computation(self, name: str) -> Computation:
         """The computation called ``name``; raises :class:`HloError` when there is none."""
-        for c in self.computations:
-            if c.name == name:
-                return c
-        known = ", ".join(c.name for c in self.computations)
-        raise HloError(f"no computation named {name!r} (the module has {known})")
+        found = self._by_name.get(name)
+        if found is not None:
+            return found
+        names = [c.name for c in self.computations]
+        known = ", ".join(names[:10]) + (f", ... ({len(names)} in all)" if len(names) > 10 else "")
+        raise HloError(
+            f"no computation named {name[:80]!r} (the module has {known})", source=self.source
+        )
 
 
 # ---------------------------------------------------------------------------- tokens
@@ -647,11 +673,11 @@ class _Parser:
         if self.starts_instruction():
             first = self.tok
             insts = self.instructions_until(None)
-            return Module(name, (self._computation("main", insts, True, first),))
+            return Module(name, (self._computation("main", insts, True, first),), self.source)
         comps: list[Computation] = []
         while self.tok.kind != "end":
             comps.append(self.computation())
-        return Module(name, tuple(comps))
+        return Module(name, tuple(comps), self.source)
 
     def computation(self) -> Computation:
         first = self.tok
@@ -684,7 +710,7 @@ class _Parser:
             raise HloError(
                 f"computation {name} has no instructions", first.line, first.col, self.source
             )
-        return Computation(name, tuple(insts), is_entry, first.line, first.col)
+        return Computation(name, tuple(insts), is_entry, first.line, first.col, self.source)
 
 
 # ---------------------------------------------------------------------------- checks

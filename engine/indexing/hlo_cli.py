@@ -8,7 +8,7 @@ import sys
 from typing import Any, TextIO
 
 from quorem.engine.errors import QuoremError
-from quorem.engine.indexing.hlo import Computation, HloError, Module, parse_hlo
+from quorem.engine.indexing.hlo import Computation, Module, parse_hlo
 from quorem.engine.indexing.hlo_indexing import (
     OperandMaps,
     format_indexing,
@@ -124,7 +124,7 @@ def _out_to_in(args: argparse.Namespace, module: Module, comp: Computation) -> l
 def _in_to_out(args: argparse.Namespace, module: Module, comp: Computation) -> OperandMaps:
     if args.fused:
         if args.operand not in comp.parameters():
-            raise HloError(f"computation {comp.name} has no parameter({args.operand})", comp.line)
+            raise comp.error(f"computation {comp.name} has no parameter({args.operand})")
         per_output = fused_input_to_output(module, comp, args.operand, **_options(args))
     else:
         per_output = input_to_output(module, comp, comp.root, args.operand, **_options(args))

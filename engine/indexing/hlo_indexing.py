@@ -21,7 +21,7 @@ from typing import Final, TypeVar
 
 from quorem.engine.indexing import hlo_ops
 from quorem.engine.indexing.compose import compose
-from quorem.engine.indexing.hlo import Computation, HloError, Instruction, Module, Shape
+from quorem.engine.indexing.hlo import Computation, Instruction, Module, Shape
 from quorem.engine.indexing.hlo_layout import logical_to_physical, physical_to_logical
 from quorem.engine.indexing.hlo_ops import OperandMaps, identity_map
 from quorem.engine.indexing.map import IndexingMap
@@ -288,7 +288,7 @@ def _fused_in_to_out(
 ) -> _Steps[list[_Bucket]]:
     params = comp.parameters()
     if parameter not in params:
-        raise HloError(f"computation {comp.name} has no parameter({parameter})", comp.line)
+        raise comp.error(f"computation {comp.name} has no parameter({parameter})")
     p = params[parameter]
     if p.shape.is_tuple:
         raise p.error("indexing from a tuple-shaped parameter is not supported")
@@ -310,16 +310,20 @@ def _fused_in_to_out(
 
 # ---------------------------------------------------------------------------- physical layouts
 def _physical_out_to_in(
-    maps: list[OperandMaps], out: Shape, operands: Sequence[Shape], opts: _Options
+    maps: list[OperandMaps],
+    out: Shape,
+    operands: Sequence[tuple[Shape, Instruction]],
+    opts: _Options,
 ) -> list[OperandMaps]:
     """Logical output-to-input maps made physical.
 
-    Output physical -> output logical -> operand logical -> operand physical.
+    Output physical -> output logical -> operand logical -> operand physical. Each
+    operand shape comes with the instruction an error about it names.
     """
     to_logical = physical_to_logical(out)
     out_maps: list[OperandMaps] = []
-    for ms, shape in zip(maps, operands, strict=True):
-        to_physical = logical_to_physical(_array(shape))
+    for ms, (shape, blame) in zip(maps, operands, strict=True):
+        to_physical = logical_to_physical(_array(shape, blame))
         out_maps.append(
             _distinct(
                 None if m is None else opts.finish(compose(compose(to_logical, m), to_physical))
@@ -330,10 +334,17 @@ def _physical_out_to_in(
 
 
 def _physical_in_to_out(
-    maps: list[OperandMaps], operand: Shape, outs: Sequence[Shape], opts: _Options
+    maps: list[OperandMaps],
+    operand: Shape,
+    outs: Sequence[Shape],
+    opts: _Options,
+    blame: Instruction,
 ) -> list[OperandMaps]:
-    """Logical input-to-output maps made physical, from the operand's physical index."""
-    to_logical = physical_to_logical(_array(operand))
+    """Logical input-to-output maps made physical, from the operand's physical index.
+
+    ``blame`` is the instruction an error about the operand's shape names.
+    """
+    to_logical = physical_to_logical(_array(operand, blame))
     out_maps: list[OperandMaps] = []
     for ms, shape in zip(maps, outs, strict=True):
         to_physical = logical_to_physical(shape)
@@ -346,9 +357,9 @@ def _physical_in_to_out(
     return out_maps
 
 
-def _array(shape: Shape) -> Shape:
+def _array(shape: Shape, blame: Instruction) -> Shape:
     if shape.is_tuple:
-        raise HloError(f"physical indexing of the tuple {shape} is not supported")
+        raise blame.error(f"physical indexing of the tuple {shape} is not supported")
     return shape
 
 
@@ -379,9 +390,10 @@ def output_to_input(
     maps = _run(module, computation, _op_out_to_in(module, computation, inst, output_id), opts)
     if not physical:
         return _finish_all(maps, opts)
-    shapes = [op.shape for op in computation.operands_of(inst)]
+    shapes = [(op.shape, inst) for op in computation.operands_of(inst)]
     if inst.opcode == "get-tuple-element":
-        shapes = [_output_shape(computation.operands_of(inst)[0], inst.int_attr("index"))]
+        element = _output_shape(computation.operands_of(inst)[0], inst.int_attr("index"))
+        shapes = [(element, inst)]
     return _physical_out_to_in(maps, _output_shape(inst, output_id), shapes, opts)
 
 
@@ -407,7 +419,7 @@ def input_to_output(
     operand = computation.operands_of(inst)[operand_id].shape
     if inst.opcode == "get-tuple-element":
         operand = _output_shape(computation.operands_of(inst)[0], inst.int_attr("index"))
-    return _physical_in_to_out(maps, operand, inst.shape.arrays(), opts)
+    return _physical_in_to_out(maps, operand, inst.shape.arrays(), opts, inst)
 
 
 def fused_output_to_input(
@@ -433,7 +445,7 @@ def fused_output_to_input(
     if not physical:
         return [_finished(b) for b in buckets]
     params = computation.parameters()
-    shapes = [params[n].shape for n in range(len(params))]
+    shapes = [(params[n].shape, params[n]) for n in range(len(params))]
     maps = [_composed(b) for b in buckets]
     return _physical_out_to_in(maps, _output_shape(computation.root, output_id), shapes, opts)
 
@@ -460,7 +472,7 @@ def fused_input_to_output(
         return [_finished(b) for b in buckets]
     p = computation.parameters()[parameter]
     maps = [_composed(b) for b in buckets]
-    return _physical_in_to_out(maps, p.shape, computation.root.shape.arrays(), opts)
+    return _physical_in_to_out(maps, p.shape, computation.root.shape.arrays(), opts, p)
 
 
 def format_indexing(
