@@ -3,8 +3,8 @@
 The seeds are the HLO examples of the HLO test modules. A mutant deletes, duplicates,
 swaps or replaces tokens or lines, truncates the text, removes brackets, or turns numbers
 negative or huge; it is parsed and every analysis (both directions, logical and
-physical, each computation as a fusion, the CLI) is run on it. Only a
-:class:`~quorem.engine.errors.QuoremError` may come out.
+physical, each computation as a fusion, the CLI) is run on it. Only an
+:class:`~quorem.engine.indexing.hlo.HloError` naming ``file:line:col`` may come out.
 
 Run as a script for a longer campaign, each mutant under an alarm::
 
@@ -22,8 +22,8 @@ import signal
 import sys
 import time
 import traceback
-from collections.abc import Callable
-from contextlib import suppress
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager, suppress
 from functools import cache
 from pathlib import Path
 
@@ -165,13 +165,27 @@ def _cli(text: str, *argv: str) -> None:
         sys.stdin = stdin
 
 
-def analyse(text: str) -> Module | None:
-    """Parse ``text`` and run every analysis on it; only QuoremErrors are let through."""
+@contextmanager
+def _refusal() -> Iterator[None]:
+    """Let through an HloError that names the mutant's file, line and column."""
     try:
+        yield
+    except QuoremError as exc:
+        assert isinstance(exc, HloError), repr(exc)
+        assert exc.source in ("mutant.hlo", "<stdin>"), repr(exc)
+        assert exc.line >= 1, repr(exc)
+        assert exc.col >= 1, repr(exc)
+
+
+def analyse(text: str) -> Module | None:
+    """Parse ``text`` and run every analysis on it; None when it does not parse.
+
+    Only an :class:`HloError` naming ``file:line:col`` may come out of any of them.
+    """
+    module: Module | None = None
+    with _refusal():
         module = parse_hlo(text, "mutant.hlo")
-    except HloError as exc:
-        # The error names where: a line, and a column unless it is about a whole computation.
-        assert str(exc).startswith("mutant.hlo:"), exc
+    if module is None:
         return None
     calls: list[tuple[Callable[..., object], tuple[object, ...]]] = []
     for comp in module.computations[:3]:
@@ -184,14 +198,14 @@ def analyse(text: str) -> Module | None:
         calls += [(fused_input_to_output, (module, comp, n)) for n in range(min(params, 3))]
     for physical in (False, True):
         for fn, args in calls:
-            with suppress(QuoremError):
+            with _refusal():
                 fn(*args, physical=physical)
     for argv in (
         ["--json"],
         ["--input-to-output", "--operand", "0", "--no-simplify"],
         ["--fused", "--physical", "--output", "1"],
     ):
-        with suppress(QuoremError):
+        with _refusal():
             _cli(text, *argv)
     return module
 

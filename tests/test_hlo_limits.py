@@ -7,6 +7,8 @@ analysed, or refused with an :class:`HloError` naming ``file:line:col``.
 from __future__ import annotations
 
 import pytest
+from quorem.engine.errors import TermError
+from quorem.engine.indexing import hlo_indexing
 from quorem.engine.indexing.hlo import Computation, HloError, Module, parse_hlo, parse_slice
 from quorem.engine.indexing.hlo_attrs import (
     parse_int,
@@ -266,3 +268,23 @@ def test_analysis_errors_name_file_line_and_column() -> None:
     with pytest.raises(HloError) as info:
         module.computation("f" * 1000)
     assert str(info.value) == f"pos.hlo: no computation named {'f' * 80!r} (the module has e)"
+
+
+def test_errors_of_the_maps_code_are_named_at_the_instruction(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    def refuse(*args: object, **kwargs: object) -> None:
+        raise TermError("cannot simplify this")
+
+    text = (
+        "ENTRY e {\n  p = f32[4] parameter(0)\n  n = f32[4] negate(p)\n  ROOT r = f32[4] abs(n)\n}"
+    )
+    module = parse_hlo(text, "maps.hlo")
+    monkeypatch.setattr(hlo_indexing, "simplify_map", refuse)
+    with pytest.raises(HloError) as info:
+        fused_output_to_input(module, module.entry)
+    # The first composition (root to n) is the first to be simplified.
+    assert str(info.value) == "maps.hlo:4:3: r (abs): cannot simplify this"
+    assert isinstance(info.value.__cause__, TermError)
+    with pytest.raises(HloError, match=r"^maps\.hlo:4:3: r \(abs\): cannot simplify this$"):
+        input_to_output(module, module.entry, module.entry.root, 0)

@@ -12,16 +12,22 @@
 Every function returns one :data:`OperandMaps` per operand (or per output): a tuple of
 distinct maps, where ``None`` stands for unknown indexing. Maps are simplified with
 :func:`~quorem.engine.indexing.simplify.simplify_map` unless ``simplify=False``.
+
+Every error is an :class:`~quorem.engine.indexing.hlo.HloError` naming the instruction
+(``file:line:col``) whose maps were being built or composed. Fusions may nest to any
+depth (no Python recursion); a computation fused into itself is refused.
 """
 
 from __future__ import annotations
 
-from collections.abc import Generator, Iterable, Sequence
+from collections.abc import Generator, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from typing import Final, TypeVar
 
+from quorem.engine.errors import QuoremError
 from quorem.engine.indexing import hlo_ops
 from quorem.engine.indexing.compose import compose
-from quorem.engine.indexing.hlo import Computation, Instruction, Module, Shape
+from quorem.engine.indexing.hlo import Computation, HloError, Instruction, Module, Shape
 from quorem.engine.indexing.hlo_layout import logical_to_physical, physical_to_logical
 from quorem.engine.indexing.hlo_ops import OperandMaps, identity_map
 from quorem.engine.indexing.map import IndexingMap
@@ -60,6 +66,21 @@ class _Options:
 
     def finish(self, m: IndexingMap) -> IndexingMap:
         return simplify_map(m, remove_unused=self.remove_unused) if self.simplify else m
+
+
+@contextmanager
+def _blamed(inst: Instruction) -> Iterator[None]:
+    """Errors of the maps' code (a map too large to print, ...) named at ``inst``.
+
+    They know no HLO position; the instruction whose maps were being built or composed
+    gives them one.
+    """
+    try:
+        yield
+    except HloError:
+        raise
+    except QuoremError as exc:
+        raise inst.error(str(exc)) from exc
 
 
 def _key(m: IndexingMap | None) -> str:
@@ -110,17 +131,18 @@ def _add_compositions(
             if carried is None or s is None:
                 bucket.setdefault(_key(None), (None, None))
                 continue
-            composed = compose(carried, s)
-            size = _tree_size(composed)
-            if not opts.simplify and size > _MAX_UNSIMPLIFIED:
-                raise inst.error(
-                    f"composed without simplification, the map through it has over "
-                    f"{_MAX_UNSIMPLIFIED} nodes written out; simplify the maps"
-                )
-            done = opts.finish(composed)
-            if opts.simplify and size > _MAX_TREE:
-                composed = done
-            bucket.setdefault(_key(done), (composed, done))
+            with _blamed(inst):
+                composed = compose(carried, s)
+                size = _tree_size(composed)
+                if not opts.simplify and size > _MAX_UNSIMPLIFIED:
+                    raise inst.error(
+                        f"composed without simplification, the map through it has over "
+                        f"{_MAX_UNSIMPLIFIED} nodes written out; simplify the maps"
+                    )
+                done = opts.finish(composed)
+                if opts.simplify and size > _MAX_TREE:
+                    composed = done
+                bucket.setdefault(_key(done), (composed, done))
 
 
 def _finished(bucket: _Bucket | None) -> OperandMaps:
@@ -208,7 +230,8 @@ def _op_out_to_in(
         callee = _callee(module, comp, inst)
         _output_shape(inst, output_id)
         return (yield (("out", callee.name, output_id), inst))
-    return hlo_ops.output_to_input(inst, comp.operands_of(inst), output_id)
+    with _blamed(inst):
+        return hlo_ops.output_to_input(inst, comp.operands_of(inst), output_id)
 
 
 def _op_in_to_out(
@@ -219,7 +242,8 @@ def _op_in_to_out(
         if not 0 <= operand_id < len(inst.operands):
             raise inst.error(f"has {len(inst.operands)} operands, there is no operand {operand_id}")
         return (yield (("in", callee.name, operand_id), inst))
-    return hlo_ops.input_to_output(inst, comp.operands_of(inst), operand_id)
+    with _blamed(inst):
+        return hlo_ops.input_to_output(inst, comp.operands_of(inst), operand_id)
 
 
 def _callee(module: Module, comp: Computation, inst: Instruction) -> Computation:
@@ -385,16 +409,17 @@ def output_to_input(
     shapes' layouts. Ops without operands give ``[]``; unsupported ops give unknown
     (``None``) maps. Raises :class:`HloError` on inconsistent shapes or attributes.
     """
-    opts = _Options(simplify, remove_unused)
-    _output_shape(inst, output_id)
-    maps = _run(module, computation, _op_out_to_in(module, computation, inst, output_id), opts)
-    if not physical:
-        return _finish_all(maps, opts)
-    shapes = [(op.shape, inst) for op in computation.operands_of(inst)]
-    if inst.opcode == "get-tuple-element":
-        element = _output_shape(computation.operands_of(inst)[0], inst.int_attr("index"))
-        shapes = [(element, inst)]
-    return _physical_out_to_in(maps, _output_shape(inst, output_id), shapes, opts)
+    with _blamed(inst):
+        opts = _Options(simplify, remove_unused)
+        _output_shape(inst, output_id)
+        maps = _run(module, computation, _op_out_to_in(module, computation, inst, output_id), opts)
+        if not physical:
+            return _finish_all(maps, opts)
+        shapes = [(op.shape, inst) for op in computation.operands_of(inst)]
+        if inst.opcode == "get-tuple-element":
+            element = _output_shape(computation.operands_of(inst)[0], inst.int_attr("index"))
+            shapes = [(element, inst)]
+        return _physical_out_to_in(maps, _output_shape(inst, output_id), shapes, opts)
 
 
 def input_to_output(
@@ -412,14 +437,15 @@ def input_to_output(
     Otherwise as :func:`output_to_input`. Ops XLA gives no input-to-output indexing
     (gather, dynamic-slice, reduce-window, ...) give unknown (``None``) maps.
     """
-    opts = _Options(simplify, remove_unused)
-    maps = _run(module, computation, _op_in_to_out(module, computation, inst, operand_id), opts)
-    if not physical:
-        return _finish_all(maps, opts)
-    operand = computation.operands_of(inst)[operand_id].shape
-    if inst.opcode == "get-tuple-element":
-        operand = _output_shape(computation.operands_of(inst)[0], inst.int_attr("index"))
-    return _physical_in_to_out(maps, operand, inst.shape.arrays(), opts, inst)
+    with _blamed(inst):
+        opts = _Options(simplify, remove_unused)
+        maps = _run(module, computation, _op_in_to_out(module, computation, inst, operand_id), opts)
+        if not physical:
+            return _finish_all(maps, opts)
+        operand = computation.operands_of(inst)[operand_id].shape
+        if inst.opcode == "get-tuple-element":
+            operand = _output_shape(computation.operands_of(inst)[0], inst.int_attr("index"))
+        return _physical_in_to_out(maps, operand, inst.shape.arrays(), opts, inst)
 
 
 def fused_output_to_input(
@@ -438,16 +464,17 @@ def fused_output_to_input(
     composition simplified, and each distinct map kept once. A parameter the root does
     not read gets ``()``.
     """
-    opts = _Options(simplify, remove_unused)
-    buckets = _run(
-        module, computation, _fused_out_to_in(module, computation, output_id, opts), opts
-    )
-    if not physical:
-        return [_finished(b) for b in buckets]
-    params = computation.parameters()
-    shapes = [(params[n].shape, params[n]) for n in range(len(params))]
-    maps = [_composed(b) for b in buckets]
-    return _physical_out_to_in(maps, _output_shape(computation.root, output_id), shapes, opts)
+    with _blamed(computation.root):
+        opts = _Options(simplify, remove_unused)
+        buckets = _run(
+            module, computation, _fused_out_to_in(module, computation, output_id, opts), opts
+        )
+        if not physical:
+            return [_finished(b) for b in buckets]
+        params = computation.parameters()
+        shapes = [(params[n].shape, params[n]) for n in range(len(params))]
+        maps = [_composed(b) for b in buckets]
+        return _physical_out_to_in(maps, _output_shape(computation.root, output_id), shapes, opts)
 
 
 def fused_input_to_output(
@@ -464,15 +491,16 @@ def fused_input_to_output(
     The computation is read as a fusion; maps are composed from the parameter towards
     the root. Unknown where an op on the way has no input-to-output indexing.
     """
-    opts = _Options(simplify, remove_unused)
-    buckets = _run(
-        module, computation, _fused_in_to_out(module, computation, parameter, opts), opts
-    )
-    if not physical:
-        return [_finished(b) for b in buckets]
-    p = computation.parameters()[parameter]
-    maps = [_composed(b) for b in buckets]
-    return _physical_in_to_out(maps, p.shape, computation.root.shape.arrays(), opts, p)
+    with _blamed(computation.root):
+        opts = _Options(simplify, remove_unused)
+        buckets = _run(
+            module, computation, _fused_in_to_out(module, computation, parameter, opts), opts
+        )
+        if not physical:
+            return [_finished(b) for b in buckets]
+        p = computation.parameters()[parameter]
+        maps = [_composed(b) for b in buckets]
+        return _physical_in_to_out(maps, p.shape, computation.root.shape.arrays(), opts, p)
 
 
 def format_indexing(
