@@ -8,6 +8,7 @@ from typing import Final
 
 from quorem.engine.errors import ParseError, TermError
 from quorem.engine.ops import DIVISION_FUNCTIONS, Op, Semantics
+from quorem.engine.printer import brief
 from quorem.engine.syntax import Binary, Call, Name, Node, Num, Unary, parse_syntax
 from quorem.engine.term import (
     Term,
@@ -254,10 +255,9 @@ class _Builder:
                 return _scaled(left, k)
             return _Product.of(left).times(_Product.of(right))
         a, b = _as_term(left), _as_term(right)
-        if op == "//":
-            return div(a, b, self.semantics)
-        if op == "%":
-            return mod(a, b, self.semantics)
+        if op in ("//", "%"):
+            self.check_divisor(node, a, b, op)
+            return (div if op == "//" else mod)(a, b, self.semantics)
         if op in _CMP:
             return compare(_CMP[op], a, b)
         if op == ">":
@@ -267,6 +267,16 @@ class _Builder:
         if op == "and" and node.left is not None and isinstance(node.left, Binary):
             raise self.error("chained comparisons are not integer expressions", node)
         raise self.error(f"{op!r} is not an integer operator", node)
+
+    def check_divisor(self, node: Node, a: Term, b: Term, op: str) -> None:
+        """Raise ParseError for a divisor that is the constant 0, quoting ``a`` briefly.
+
+        (div and mod refuse it too, but quote the whole numerator, which may be huge.)
+        """
+        if b.op is _CONST and b.arg == 0:
+            shown = f"({brief(a, self.semantics)}) {op} 0" if op in ("//", "%") else ""
+            shown = shown or f"{op}({brief(a, self.semantics)}, 0)"
+            raise self.error(f"division by zero in {shown}", node)
 
     def call(self, node: Call, args: list[Term]) -> Term:
         name = node.func
@@ -282,6 +292,7 @@ class _Builder:
             if len(args) != 2:
                 raise self.error(f"{name}() takes exactly 2 arguments", node)
             is_div, sem = DIVISION_FUNCTIONS[name]
+            self.check_divisor(node, args[0], args[1], name)
             return (div if is_div else mod)(args[0], args[1], sem)
         known = ", ".join(["max", "min", *DIVISION_FUNCTIONS])
         raise self.error(f"unknown function {name!r} (known: {known})", node)

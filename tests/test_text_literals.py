@@ -156,3 +156,13 @@ def test_any_constant_round_trips(value: int, shape: int) -> None:
         tm.div(x, tm.const(value or 1), quorem.Semantics.FLOOR),
     ][shape]
     assert quorem.parse(to_text(t)) is t
+
+
+def test_division_by_zero_quotes_the_numerator_briefly() -> None:
+    """The error names the operator's position and shows about a line of the numerator."""
+    product = "*".join(f"x{i}" for i in range(2000))
+    err = _error(f"{product} // (y - y)")
+    assert err.col == len(product) + 2
+    assert err.reason.startswith("division by zero in (x0*x1*")
+    assert len(err.reason) < 250
+    assert _error("truncmod(x, 0)").reason == "division by zero in truncmod(x, 0)"

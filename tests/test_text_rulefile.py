@@ -158,6 +158,8 @@ SNIPPETS = [
 ]
 
 
+# Read once: a file changing while Hypothesis replays an example would make it flaky.
+SHIPPED_TEXTS = [p.read_text(encoding="utf-8") for p in SHIPPED]
 NUMBERS = ["0x" + "f" * 4000, "9" * 4300, str(2**256), "-" * 200 + "1", "0", "1_0"]
 NAMES = ["True", "if", "_", "__class__", "_apply", "linear", "K", "C", "D", "sum", "x1"]
 _TOKEN_RE = re.compile(r"\b(?:[0-9]+|[a-z])\b")
@@ -171,7 +173,7 @@ def mutated(draw: st.DrawFn) -> str:
     place of a number or a one-letter name (so the rule often stays well-formed and
     reaches the later checks and the compiler).
     """
-    text = draw(st.sampled_from(SHIPPED)).read_text(encoding="utf-8")
+    text = draw(st.sampled_from(SHIPPED_TEXTS))
     if draw(st.booleans()):
         text = "\ufeff" + text
     # Half the time only replace tokens: the file stays well-formed more often.
