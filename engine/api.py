@@ -29,6 +29,7 @@ from quorem.engine.rule import Rule
 from quorem.engine.ruleset import RuleSet, default_ruleset
 from quorem.engine.term import (
     Term,
+    check_one_name,
     compare,
     const,
     div,
@@ -120,7 +121,16 @@ def simplify(
     (budget spent, runaway growth, a cycle), the result is still sound and an
     :class:`IncompleteRewriteWarning` is issued. Use :func:`explain` to see the rules
     applied and why rewriting stopped.
+
+    Safe to call from several threads at once, on shared terms and rule sets (see
+    *Threads* in :mod:`quorem.engine.term`).
+
+    Raises:
+        VariableClashError: (a :class:`TermError`) if ``term`` holds two variables with
+            one name and different bounds; the message names the variable and both bounds.
+
     """
+    check_one_name(term)
     result, reason = rewrite_stop(
         term, default_ruleset() if rules is None else rules, max_steps=max_steps
     )
@@ -144,8 +154,10 @@ def explain(
 ) -> RewriteResult:
     """Simplify ``term`` and return the full result: rules fired in order, counts, stop reason.
 
-    Never warns: the stop reason is the result's ``reason``.
+    Never warns: the stop reason is the result's ``reason``. Raises VariableClashError
+    as :func:`simplify` does, and is as safe to call from several threads.
     """
+    check_one_name(term)
     ruleset = default_ruleset() if rules is None else rules
     return rewrite(term, ruleset, max_steps=max_steps, trace=True)
 

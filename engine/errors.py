@@ -9,6 +9,7 @@ __all__ = [
     "QuoremError",
     "RuleError",
     "TermError",
+    "VariableClashError",
 ]
 
 
@@ -63,3 +64,30 @@ class IncompleteRewriteWarning(RuntimeWarning):
     def __init__(self, message: str, reason: str) -> None:
         self.reason = reason
         super().__init__(message)
+
+
+class VariableClashError(TermError):
+    """A term holding two variables with one name and different bounds.
+
+    Such a term prints as text that parses back as another term (``x - x`` is ``0``), so
+    it is refused where its meaning matters: simplifying, explaining, emitting.
+
+    Attributes:
+        name: the variable's name.
+        bounds: the two ``(lo, hi)`` bounds, ``None`` for an unbounded side.
+
+    """
+
+    def __init__(
+        self, name: str, first: tuple[int | None, int | None], second: tuple[int | None, int | None]
+    ) -> None:
+        self.name = name
+        self.bounds = (first, second)
+        shown = " and ".join(
+            f"[{'-inf' if lo is None else lo}, {'inf' if hi is None else hi}]"
+            for lo, hi in self.bounds
+        )
+        super().__init__(
+            f"variable {name} appears with two ranges, {shown}: one name must be one "
+            "variable (rename one, or give both the same bounds)"
+        )

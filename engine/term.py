@@ -17,6 +17,35 @@ The canonical form is the commutative-ring normal form over opaque atoms:
 The order is derived from structure only, never from construction order, so
 ``add(a, b) is add(b, a)`` always. Every node carries its value range ``vmin..vmax``
 (``None`` for an unbounded side), computed once at construction.
+
+One name is one variable: a term may not hold ``var("x", 0, 31)`` and ``var("x", 0, 7)``
+(it would print as ``x - x``, text for another term). Building such a term is allowed;
+:func:`check_one_name`, which ``simplify`` and ``explain`` call first, raises
+VariableClashError naming the variable and both bounds. An error rather than the
+intersection of the bounds: which range the user meant cannot be known, and a silent
+intersection would change the value of the term where the wider range holds.
+
+Threads
+-------
+Terms are immutable, and building them is thread-safe: equal terms built by different
+threads at the same time are one object, so ``a is b`` decides equality whichever threads
+built them. This needs no lock: a new term is entered in the intern table with one
+``dict.setdefault``, atomic because the key hashes and compares in C, and the thread
+that loses a race returns the winner's term (see ``_lost_race``); its cost was measured
+against a lock with ``benchmarks/intern_cost.py``. ``quorem.parse``, ``simplify`` and
+``explain`` keep their state in their own call, so they may run in many threads at once
+on shared terms. A :class:`~quorem.engine.ruleset.RuleSet` may be shared: it is not
+changed after construction except for its dispatchers, compiled on first use under a
+lock (rule compilation fills a table shared by all rules, so it is serialised too);
+``default_ruleset()`` and ``constraint_ruleset()`` load once, under the same lock. The
+per-name count of live variables behind :func:`check_one_name` is updated under a lock,
+and deaths (reported by weak-reference callbacks, which take no lock) are counted off
+later, so it can overstate, never miss, a clash.
+
+On a free-threaded CPython (3.13t, no GIL) the same code relies only on what that build
+guarantees: individual ``dict`` and ``list`` operations are atomic, and the locks above
+are real locks. It is not tested there (the test suite runs on CPython 3.11 with a GIL);
+``tests/test_threads.py`` is the test to run on such a build.
 """
 
 from __future__ import annotations
@@ -26,19 +55,21 @@ import functools
 import hashlib
 import itertools
 import operator
+import threading
 import weakref
 from _weakref import _remove_dead_weakref  # type: ignore[attr-defined]
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, Final, NoReturn
 
 from quorem.engine import interval as iv
-from quorem.engine.errors import TermError
+from quorem.engine.errors import TermError, VariableClashError
 from quorem.engine.ops import DIV_OF, MOD_OF, Op, Semantics
 
 __all__ = [
     "Term",
     "as_term",
     "binary",
+    "check_one_name",
     "compare",
     "const",
     "div",
@@ -330,11 +361,7 @@ def _make(op: Op, args: tuple[Term, ...], arg: Any) -> Term:
     if op is _CONST:
         term.h = _ihash(arg)
         term.skey = (0, arg)
-    elif op is _VAR:
-        digest = hashlib.blake2b(repr(arg).encode(), digest_size=8).digest()
-        term.h = int.from_bytes(digest, "little")
-        term.skey = (1, arg[0], term.h)
-    else:
+    else:  # (variables are made by _make_var)
         h = term.h = _structural_hash(op, args, arg)
         term.skey = (_SKEY_HEAD[op], h)
     ref = _KeyedRef(term, _REMOVE)
@@ -388,6 +415,124 @@ def _make_binary(op: Op, a: Term, b: Term) -> Term:
     ref.key = key
     got = _SETDEFAULT(key, ref)  # atomic find-or-insert: see _lost_race
     return term if got is ref else _lost_race(key, ref, got)
+
+
+class _VarRef(_KeyedRef):
+    """The intern table's reference to a variable; ``counted`` once it is in ``_LIVE``."""
+
+    __slots__ = ("counted",)
+    counted: bool
+
+
+def _make_var(arg: tuple[str, int | None, int | None]) -> Term:
+    """``_make(VAR, (), arg)``, also counting the live variables of each name.
+
+    A variable entered in the table is counted in ``_LIVE`` before it is returned, and
+    its reference's callback reports its death (``_var_died``); a term that lost the
+    race to enter the table was never counted, so its death is not reported.
+    """
+    key = (_VAR, (), arg)
+    ref = _DATA.get(key)
+    if ref is not None:
+        found: Term | None = ref()
+        if found is not None:
+            return found
+    term = object.__new__(Term)
+    term.op = _VAR
+    term.args = ()
+    term.arg = arg
+    lo, hi = term.vmin, term.vmax = arg[1], arg[2]
+    term.fits64 = lo is not None and hi is not None and lo >= _INT64_MIN and hi <= _INT64_MAX
+    digest = hashlib.blake2b(repr(arg).encode(), digest_size=8).digest()
+    term.h = int.from_bytes(digest, "little")
+    term.skey = (1, arg[0], term.h)
+    new = _VarRef(term, _var_died)
+    new.key = key
+    new.counted = False
+    got = _SETDEFAULT(key, new)
+    if got is not new:
+        won = _lost_race(key, new, got)
+        if won is not term:  # (it is when a dead entry was replaced by ``new``)
+            return won
+    with _NAMES_LOCK:
+        _settle()
+        variants = _LIVE.setdefault(arg[0], {})
+        bounds = (lo, hi)
+        variants[bounds] = variants.get(bounds, 0) + 1
+        new.counted = True
+        if len(variants) > 1:
+            _CLASHING.add(arg[0])
+    return term
+
+
+# One name, one variable. Variables are interned by (name, lo, hi), so two variables may
+# share a name; a term holding both prints as text that parses back as another term
+# (``x - x``). ``_LIVE`` counts, per name and bounds, the variables entered in the table
+# and not known dead; ``_CLASHING`` holds the names with two or more bounds there. It is
+# almost always empty, and then check_one_name costs one test. Deaths are reported by the
+# weak references' callback without a lock (it can run inside a garbage collection
+# triggered while the lock is held) and counted off under the lock, later: the counts
+# may still include dead variables, never miss a live one.
+_LIVE: Final[dict[str, dict[tuple[int | None, int | None], int]]] = {}
+_CLASHING: Final[set[str]] = set()
+_DEATHS: Final[list[tuple[str, int | None, int | None]]] = []
+_NAMES_LOCK: Final = threading.Lock()
+
+
+def _var_died(ref: Any) -> None:
+    _REMOVE(ref)
+    if ref.counted:
+        _DEATHS.append(ref.key[2])  # list.append is atomic: no lock in a callback
+
+
+def _settle() -> None:
+    """Count off the reported deaths (with ``_NAMES_LOCK`` held)."""
+    while _DEATHS:
+        name, lo, hi = _DEATHS.pop()
+        variants = _LIVE[name]
+        left = variants[lo, hi] - 1
+        if left:
+            variants[lo, hi] = left
+        else:
+            del variants[lo, hi]
+            if len(variants) < 2:
+                _CLASHING.discard(name)
+            if not variants:
+                del _LIVE[name]
+
+
+def check_one_name(term: Term) -> None:
+    """Raise VariableClashError if ``term`` holds two variables with one name.
+
+    Two variables of ``term`` with the same name and different bounds are two variables
+    to the term but one to its text (``x - x`` parses back as ``0``), so the rewriter and
+    the emitters refuse them. The error names the variable and both bounds. Costs one
+    test while no name has two live variables anywhere; otherwise one pass over the
+    term's distinct nodes.
+    """
+    if not _CLASHING:
+        return
+    with _NAMES_LOCK:
+        _settle()
+        clashing = frozenset(_CLASHING)
+    if not clashing:
+        return
+    first: dict[str, tuple[str, int | None, int | None]] = {}
+    seen: set[Term] = set()
+    stack = [term]
+    while stack:
+        t = stack.pop()
+        if t in seen:
+            continue
+        seen.add(t)
+        if t.op is _VAR:
+            name = t.arg[0]
+            if name in clashing:
+                other = first.setdefault(name, t.arg)
+                if other != t.arg:
+                    raise VariableClashError(name, other[1:], t.arg[1:])
+        else:
+            stack.extend(t.args)
 
 
 def _structural_cmp(a: Term, b: Term) -> int:
@@ -462,7 +607,10 @@ def var(name: str, lo: int | None = None, hi: int | None = None) -> Term:
     """The variable ``name`` ranging over the inclusive interval ``[lo, hi]``.
 
     ``None`` leaves a side unbounded. Variables with the same name and bounds are the
-    same term; the same name with other bounds is a different variable.
+    same term; the same name with other bounds is a different term, and one term must
+    not hold both: :func:`check_one_name` (run by ``simplify`` and ``explain``) raises
+    VariableClashError for ``var("x", 0, 31) - var("x", 0, 7)``, which would otherwise
+    print as ``x - x``.
     """
     if not isinstance(name, str) or not name.isidentifier() or name in _KEYWORDS:
         raise TermError(f"variable name {name!r} is not an identifier")
@@ -471,7 +619,7 @@ def var(name: str, lo: int | None = None, hi: int | None = None) -> Term:
             raise TermError(f"bound {side!r} of variable {name} is not an int or None")
     if lo is not None and hi is not None and lo > hi:
         raise TermError(f"variable {name} has an empty range [{lo}, {hi}]")
-    return _make(_VAR, (), (name, lo, hi))
+    return _make_var((name, lo, hi))
 
 
 def as_term(value: Term | int) -> Term:
