@@ -25,7 +25,6 @@ __all__ = [
     "Source",
     "Token",
     "Unary",
-    "literal_value",
     "parse_int",
     "parse_syntax",
     "tokenize",
@@ -285,12 +284,20 @@ def _decimal(digits: str) -> int:
     return value
 
 
-def literal_value(text: str) -> tuple[int, None] | tuple[str, int]:
-    """The value of an integer literal ``text`` (one int token), or why it is refused.
+class _LiteralError(Exception):
+    """Why an integer token is refused, and where in it (an offset into its text)."""
 
-    Returns ``(value, None)``, or ``(reason, offset)`` with the offset in ``text`` of
-    the problem. Rules as in Python: ``_`` only between digits (after ``0x`` too),
-    no leading zeros; decimal literals have at most :data:`MAX_DIGITS` digits.
+    def __init__(self, reason: str, offset: int = 0) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.offset = offset
+
+
+def _literal(text: str) -> int:
+    """The value of one int token. Raises _LiteralError.
+
+    Rules as in Python: ``_`` only between digits (after ``0x`` too), no leading zeros;
+    decimal literals have at most :data:`MAX_DIGITS` digits.
     """
     hexadecimal = text[:2] in ("0x", "0X")
     body = text[2:] if hexadecimal else text
@@ -299,30 +306,28 @@ def literal_value(text: str) -> tuple[int, None] | tuple[str, int]:
         # the 0x prefix, as Python allows: 0x_ff).
         bad = _MISPLACED_UNDERSCORE_RE.search(body)
         if bad is not None and body.strip("_"):
-            return "'_' in an integer must stand between two digits", len(text) - len(
-                body
-            ) + bad.start()
+            offset = len(text) - len(body) + bad.start()
+            raise _LiteralError("'_' in an integer must stand between two digits", offset)
         body = body.replace("_", "")
     if hexadecimal:
         if not body:
-            return "hexadecimal literal has no digits", 0
-        return int(body, 16), None
+            raise _LiteralError("hexadecimal literal has no digits")
+        return int(body, 16)
     if len(body) > MAX_DIGITS:
-        return (
+        raise _LiteralError(
             f"integer literal has {len(body)} digits; the limit is {MAX_DIGITS}"
-            " (write larger constants in hex, 0x...)",
-            0,
+            " (write larger constants in hex, 0x...)"
         )
     if len(body) > 1 and body[0] == "0":
-        return "leading zeros are not allowed in integers", 0
-    return _decimal(body), None
+        raise _LiteralError("leading zeros are not allowed in integers")
+    return _decimal(body)
 
 
 def _int_value(text: str, at: int, src: Source) -> int:
-    value, problem = literal_value(text)
-    if problem is not None:
-        raise src.error(str(value), at, problem)
-    return int(value)
+    try:
+        return _literal(text)
+    except _LiteralError as bad:
+        raise src.error(bad.reason, at, bad.offset) from None
 
 
 _INTEGER_RE: Final = re.compile(r"[+-]?(?:0[xX][0-9a-fA-F_]+|[0-9][0-9_]*)")
@@ -336,12 +341,13 @@ def parse_int(text: str, source: str = "<int>") -> int:
     """
     if _INTEGER_RE.fullmatch(text) is None:
         raise ParseError(f"{_shorten(text)} is not an integer", 1, 1, source)
-    sign = 1 if text[0] not in "+-" else 2 * (text[0] == "+") - 1
     digits = text.lstrip("+-")
-    value, problem = literal_value(digits)
-    if problem is not None:
-        raise ParseError(str(value), 1, 1 + len(text) - len(digits) + problem, source)
-    return sign * int(value)
+    try:
+        value = _literal(digits)
+    except _LiteralError as bad:
+        col = 1 + len(text) - len(digits) + bad.offset
+        raise ParseError(bad.reason, 1, col, source) from None
+    return -value if text[0] == "-" else value
 
 
 def _shorten(text: str, limit: int = 40) -> str:
