@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from quorem.engine.errors import QuoremError
 from quorem.engine.ops import Op
 from quorem.engine.term import Term, as_term, var
-from quorem.engine.walk import free_names, rebound
+from quorem.engine.walk import free_names, substitute
 
 __all__ = ["IndexingMap", "IndexingMapError", "Variable", "internal_names"]
 
@@ -183,6 +183,9 @@ class IndexingMap:
         if self.known_empty or any(v.is_empty for v in self.variables()):
             return IndexingMap.empty(self.n_dims, self.n_results)
         b = self.bounds()
+        # One table of bounded variables for every term (not one per term: maps with
+        # many variables and constraints would be quadratic).
+        bounded = {n: var(n, lo, hi) for n, (lo, hi) in b.items()}
         narrowed = dict(b)
         merged: dict[Term, tuple[int, int]] = {}
         for expr, lo0, hi0 in self.constraints:
@@ -194,7 +197,7 @@ class IndexingMap:
                 plo, phi = narrowed[expr.arg[0]]
                 narrowed[expr.arg[0]] = (max(lo0, plo), min(hi0, phi))
                 continue
-            e = rebound(expr, b)
+            e = substitute(expr, bounded)
             plo, phi = merged.get(e, (lo0, hi0))
             merged[e] = (max(lo0, plo), min(hi0, phi))
         if narrowed != b:
@@ -204,7 +207,7 @@ class IndexingMap:
             return IndexingMap.empty(self.n_dims, self.n_results)
         from quorem.engine.indexing.mapsyntax import print_expr  # noqa: PLC0415  (cycle)
 
-        results = tuple(rebound(t, b) for t in self.results)
+        results = tuple(substitute(t, bounded) for t in self.results)
         cons = sorted(
             ((e, lo, hi) for e, (lo, hi) in merged.items()), key=lambda c: print_expr(c[0])
         )

@@ -33,7 +33,7 @@ from typing import Final
 
 from quorem.engine.indexing.map import IndexingMap, IndexingMapError, Variable
 from quorem.engine.ops import Op, Semantics
-from quorem.engine.term import Term, const, div, maximum, minimum, mod, var
+from quorem.engine.term import Term, const, div, linear, maximum, minimum, mod, var
 from quorem.engine.walk import postorder, tree_size
 
 __all__ = ["parse_expr", "parse_map", "print_expr", "print_map"]
@@ -179,7 +179,9 @@ class _Parser:
                 tok = self.tok
                 prec = _binary_precedence(tok)
                 if prec:
-                    self.reduce(operands, pending, prec)
+                    # + and - stay pending until the sum ends (see reduce), so that a
+                    # long sum is built once, not once per addend.
+                    self.reduce(operands, pending, 2)
                     pending.append(_Pending("binary", tok, prec))
                     self.i += 1
                     break
@@ -257,6 +259,17 @@ class _Parser:
     def reduce(self, operands: list[Term], pending: list[_Pending], prec: int) -> _Pending | None:
         """Apply pending binary operators binding at least ``prec``; the opener under them."""
         while pending and pending[-1].kind == "binary" and pending[-1].prec >= prec:
+            if pending[-1].prec == 1:
+                # A run of + and -: one canonical sum of all its addends (the same term
+                # as adding them left to right, without rebuilding it at each one).
+                signs = []
+                while pending and pending[-1].kind == "binary" and pending[-1].prec == 1:
+                    signs.append(1 if pending.pop().tok.text == "+" else -1)
+                addends = operands[-len(signs) - 1 :]
+                del operands[-len(signs) - 1 :]
+                pairs = zip(addends, [1, *reversed(signs)], strict=True)
+                operands.append(linear(pairs))
+                continue
             p = pending.pop()
             b, a = operands.pop(), operands.pop()
             operands.append(self.apply(p.tok, a, b))
@@ -268,10 +281,6 @@ class _Parser:
 
     def apply(self, tok: _Token, a: Term, b: Term) -> Term:
         op = _MUL_WORDS.get(tok.text, tok.text)
-        if op == "+":
-            return a + b
-        if op == "-":
-            return a - b
         if op == "*":
             if not (a.is_const or b.is_const):
                 raise self.error("a product needs a constant factor (maps are quasi-affine)", tok)
@@ -341,7 +350,8 @@ class _Parser:
             self.accept(",")
         return entries
 
-    def names(self, open_: str, close: str) -> list[str]:
+    def names(self, open_: str, close: str, at: dict[str, int]) -> list[str]:
+        """``(a, b)``: the names, each one's offset recorded in ``at`` (the first's, if twice)."""
         out: list[str] = []
         if not self.accept(open_):
             return out
@@ -352,6 +362,9 @@ class _Parser:
                 raise self.error("expected a variable name")
             if self.tok.text in _RESERVED:
                 raise self.error("a reserved word cannot name a variable")
+            if self.tok.text in at:
+                raise self.error(f"variable declared twice (first at offset {at[self.tok.text]})")
+            at[self.tok.text] = self.tok.pos
             out.append(self.tok.text)
             self.i += 1
             if self.accept(close):
@@ -380,16 +393,11 @@ def parse_map(text: str) -> IndexingMap:
     p = _Parser(text, None)
     if p.tok.text != "(":
         raise p.error("a map starts with '(' and its dimension names")
-    dims = p.names("(", ")")
-    ranges = p.names("[", "]")
-    rts = p.names("{", "}")
+    seen: dict[str, int] = {}  # each declared name's offset
+    dims = p.names("(", ")", seen)
+    ranges = p.names("[", "]", seen)
+    rts = p.names("{", "}", seen)
     declared = dims + ranges + rts
-    seen: set[str] = set()
-    dup: set[str] = set()
-    for n in declared:
-        (dup if n in seen else seen).add(n)
-    if dup:
-        raise IndexingMapError(f"variable declared twice: {', '.join(sorted(dup))}")
     p.expect("->")
     results_at = p.i
     p.skip_group()  # the results: their variables' bounds come from the domain
@@ -416,7 +424,10 @@ def parse_map(text: str) -> IndexingMap:
             constraint_at.append((at, lo, hi))
     missing = [n for n in declared if n not in bounds]
     if missing:
-        raise IndexingMapError(f"no interval given for {', '.join(missing)} in the domain")
+        raise IndexingMapError(
+            f"no interval given in the domain for {missing[0]!r} declared at offset "
+            f"{seen[missing[0]]}" + (f" (nor for {', '.join(missing[1:])})" if missing[1:] else "")
+        )
     # Read the results and constraints again, now with every variable bounded.
     # An empty interval makes the map known empty (normalized() below); its variable
     # still needs a valid term to read the results with.

@@ -132,19 +132,20 @@ def _residue_pass(m: IndexingMap, crules: RuleSet) -> IndexingMap:
     residues = _residues(m)
     if not residues:
         return m
-    cons = list(m.constraints)
-    for i, (x, a, r) in enumerate(residues):
-        for y, b, s in residues[i + 1 :]:
-            if x is not y or r != s:
-                continue
-            ea, eb = mod(x, const(a), Semantics.FLOOR), mod(x, const(b), Semantics.FLOOR)
-            both = product([compare(Op.EQ, ea, const(r)), compare(Op.EQ, eb, const(r))])
-            merged = _comparison(both, crules)
-            if merged.op is Op.EQ and merged is not both:
-                got = [t for t in merged.args if not t.is_const]
-                cons = [c for c in cons if c[0] not in (ea, eb)]
-                cons.append((got[0], r, r))
-                return dataclasses.replace(m, constraints=tuple(cons)).normalized()
+    # x mod a == r follows from x mod b == r when a divides b (the rule merge-residues,
+    # whose guard is checked here first so that the rewriter is asked only where it can
+    # fire: with many residues, asking for every pair was cubic over the passes).
+    by_class: dict[tuple[Term, int], list[int]] = {}
+    for x, n, r in residues:
+        by_class.setdefault((x, r), []).append(n)
+    implied: set[Term] = set()
+    for (x, r), moduli in by_class.items():
+        for a in moduli:
+            if any(b != a and b % a == 0 and r < a and _merges(x, a, b, r, crules) for b in moduli):
+                implied.add(mod(x, const(a), Semantics.FLOOR))
+    if implied:
+        cons = tuple(c for c in m.constraints if c[0] not in implied)
+        return dataclasses.replace(m, constraints=cons).normalized()
     box = m.bounds()
     changed = False
     for x, n, r in residues:
@@ -162,6 +163,14 @@ def _residue_pass(m: IndexingMap, crules: RuleSet) -> IndexingMap:
             box[name] = (new_lo, new_hi)
             changed = True
     return m.with_bounds(box) if changed else m
+
+
+def _merges(x: Term, a: int, b: int, r: int, crules: RuleSet) -> bool:
+    """Whether the rules rewrite ``x mod a == r and x mod b == r`` to ``x mod b == r``."""
+    ea, eb = mod(x, const(a), Semantics.FLOOR), mod(x, const(b), Semantics.FLOOR)
+    both = product([compare(Op.EQ, ea, const(r)), compare(Op.EQ, eb, const(r))])
+    merged = _comparison(both, crules)
+    return merged is compare(Op.EQ, eb, const(r))
 
 
 def _bound_in(t: Term, name: str, side: str, default: int) -> int:
@@ -314,7 +323,8 @@ def _jointly_satisfiable(
 
     A box of at most ``_ENUMERATED`` checks is enumerated, which decides it; a larger
     one is searched for a witness among a few values per variable (its ends, their
-    neighbours, its middle and 0), which can only show it satisfiable.
+    neighbours, its middle and 0), within about as much work, which can only show it
+    satisfiable.
     """
     size = len(cons)
     for n in names:
@@ -322,11 +332,11 @@ def _jointly_satisfiable(
     candidates: list[Sequence[int]]
     if size <= _ENUMERATED:
         candidates = [range(box[n][0], box[n][1] + 1) for n in names]
-        exhaustive = True
+        exhaustive, tries = True, size
     else:
         candidates = [_probe_values(*box[n]) for n in names]
-        exhaustive = False
-    for p in itertools.islice(itertools.product(*candidates), _ENUMERATED):
+        exhaustive, tries = False, max(1, _ENUMERATED // (len(cons) + len(names)))
+    for p in itertools.islice(itertools.product(*candidates), tries):
         env = dict(zip(names, p, strict=True))
         if all(lo <= evaluate(e, env) <= hi for e, lo, hi in cons):
             return True
