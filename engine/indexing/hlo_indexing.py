@@ -189,7 +189,7 @@ def _run(module: Module, top: Computation, steps: _Steps[_T], opts: _Options) ->
     """
     # Under each generator, the key its result is stored as (None: the caller's steps).
     stack: list[tuple[_Key | None, _Steps[object]]] = [(None, steps)]
-    expanding = [top.name]
+    expanding = {top.name: None}  # ordered as the stack, and asked in O(1)
     reply: list[OperandMaps] | None = None
     while True:
         key, gen = stack[-1]
@@ -200,7 +200,7 @@ def _run(module: Module, top: Computation, steps: _Steps[_T], opts: _Options) ->
             if key is None:
                 result: _T = stop.value
                 return result
-            expanding.pop()
+            expanding.popitem()
             reply = opts.done[key] = stop.value
             continue
         reply = opts.done.get(need)
@@ -209,7 +209,7 @@ def _run(module: Module, top: Computation, steps: _Steps[_T], opts: _Options) ->
         if need[1] in expanding:
             raise asker.error(f"calls {need[1]}, which is already being expanded (a cycle)")
         callee = module.computation(need[1])
-        expanding.append(callee.name)
+        expanding[callee.name] = None
         stack.append((need, _expand(module, callee, need, opts)))
 
 
