@@ -75,7 +75,7 @@ def _lock_variant(source: str, *, lookups: bool) -> str:
     assert source.count(_INSERT) == 3, "term.py's insertion moved: update intern_cost.py"
     out = source.replace(_INSERT, _LOCKED_INSERT)
     if lookups:
-        assert out.count(_LOOKUP) == 3, "term.py's lookup moved: update intern_cost.py"
+        assert out.count(_LOOKUP) >= 3, "term.py's lookup moved: update intern_cost.py"
         out = out.replace(_LOOKUP, _LOCKED_LOOKUP)
     return out.replace(
         "\ndef _lost_race(",
@@ -96,6 +96,8 @@ def _mirror(term_source: str, where: Path) -> Path:
     for f in (ROOT / "engine").iterdir():
         if f.name not in ("_root", "term.py", "__pycache__"):
             (pkg / "engine" / f.name).symlink_to(f)
+    if "def check_one_name(" not in term_source:  # a term.py older than api.py's call
+        term_source += "\n\ndef check_one_name(term):\n    pass\n"
     (pkg / "engine" / "term.py").write_text(term_source)
     for name in ("rules", "verify"):
         (pkg / name).symlink_to(ROOT / name)
@@ -173,7 +175,9 @@ def _worker(args: argparse.Namespace) -> None:
 def _run_worker(tree: Path, argv: list[str], prefix: list[str] | None = None) -> dict[str, Any]:
     env = dict(os.environ, PYTHONPATH=str(tree), PYTHONHASHSEED="0")
     cmd = [*(prefix or []), sys.executable, str(Path(__file__).resolve()), "--worker", *argv]
-    out = subprocess.run(cmd, env=env, check=True, capture_output=True, text=True)
+    out = subprocess.run(cmd, env=env, check=False, capture_output=True, text=True)
+    if out.returncode:
+        sys.exit(f"worker failed ({tree}):\n{out.stderr}")
     result: dict[str, Any] = json.loads(out.stdout.strip().splitlines()[-1])
     return result
 

@@ -427,9 +427,9 @@ class _VarRef(_KeyedRef):
 def _make_var(arg: tuple[str, int | None, int | None]) -> Term:
     """``_make(VAR, (), arg)``, also counting the live variables of each name.
 
-    A variable entered in the table is counted in ``_LIVE`` before it is returned, and
-    its reference's callback reports its death (``_var_died``); a term that lost the
-    race to enter the table was never counted, so its death is not reported.
+    A variable is counted in ``_LIVE`` before it is entered in the table, and its
+    reference's callback reports its death (``_var_died``); a term that lost the race
+    to enter the table is counted off at once, and its death is not reported.
     """
     key = (_VAR, (), arg)
     ref = _DATA.get(key)
@@ -448,20 +448,23 @@ def _make_var(arg: tuple[str, int | None, int | None]) -> Term:
     term.skey = (1, arg[0], term.h)
     new = _VarRef(term, _var_died)
     new.key = key
-    new.counted = False
+    # Counted before it is entered: another thread may find it in the table at once,
+    # and must not see it uncounted. Counted off again if another term wins the race.
+    name, bounds = arg[0], (lo, hi)
+    with _NAMES_LOCK:
+        _settle()
+        variants = _LIVE.setdefault(name, {})
+        variants[bounds] = variants.get(bounds, 0) + 1
+        if len(variants) > 1:
+            _CLASHING.add(name)
+    new.counted = True
     got = _SETDEFAULT(key, new)
     if got is not new:
         won = _lost_race(key, new, got)
         if won is not term:  # (it is when a dead entry was replaced by ``new``)
+            new.counted = False  # before ``term`` can die: its death is not reported
+            _DEATHS.append(arg)  # counted off at the next settle
             return won
-    with _NAMES_LOCK:
-        _settle()
-        variants = _LIVE.setdefault(arg[0], {})
-        bounds = (lo, hi)
-        variants[bounds] = variants.get(bounds, 0) + 1
-        new.counted = True
-        if len(variants) > 1:
-            _CLASHING.add(arg[0])
     return term
 
 

@@ -21,6 +21,8 @@ import pytest
 import quorem
 from quorem import RuleSet, Semantics, Term
 from quorem.engine import ruleset as ruleset_module
+from quorem.engine import term as term_module
+from quorem.engine.errors import VariableClashError
 from quorem.engine.term import div, maximum, minimum, mod, var
 
 _CORPORA = Path(__file__).resolve().parents[1] / "benchmarks" / "corpora"
@@ -193,3 +195,30 @@ def test_default_rule_set_loaded_once_from_threads(monkeypatch: pytest.MonkeyPat
     got = _in_threads(lambda i: ruleset_module.default_ruleset())
     assert all(r is got[0] for r in got)
     assert len(ruleset_module._DEFAULT) == 1
+
+
+def test_variable_counts_from_threads() -> None:
+    """Threads build and drop variables of one name with two bounds at once: every
+    term holding both is refused, and once all are dropped no count is left over."""
+
+    def work(i: int) -> int:
+        refused = 0
+        for k in range(300):
+            a = var("th_clash", 0, 31)
+            b = var("th_clash", 0, 7 + (i + k) % 2)  # two narrow variants, shared by threads
+            try:
+                quorem.simplify(a - b)
+            except VariableClashError:
+                refused += 1
+            del a, b
+            if k % 50 == 0:
+                gc.collect()
+        return refused
+
+    assert _in_threads(work) == [300] * _THREADS
+    gc.collect()
+    quorem.simplify(var("th_other", 0, 1) + 1)  # settles the reported deaths
+    with term_module._NAMES_LOCK:
+        term_module._settle()
+        assert "th_clash" not in term_module._LIVE
+        assert "th_clash" not in term_module._CLASHING
