@@ -90,7 +90,9 @@ def test_lowering_keeps_the_value_and_leaves_one_semantics(case: Case, data: st.
         try:
             low = lower(case.term, target)
         except LoweringError as exc:
-            assert "divides by zero at every point" in str(exc)
+            if "64 bits" in str(exc):  # its lowered form would need more than int64
+                return
+            assert "divides by zero at every point" in str(exc), (exc, case)
             with pytest.raises(EvaluationError):
                 quorem.evaluate(case.term, data.draw(points(case.box)))
             return
@@ -214,7 +216,7 @@ def test_emitted_c_computes_the_term(
             emit(term, list(box))
         except (WidthError, LoweringError, EmitError) as exc:
             # Needs more than 64 bits, or divides by zero everywhere.
-            assert "more than 64 bits" in str(exc) or "at every point" in str(exc)
+            assert "64 bits" in str(exc) or "at every point" in str(exc), (exc, box, term)
             continue
         cases.append((term, box, [data.draw(points(case.box)) for _ in range(8)]))
     assert len(cases) >= 10, "most drawn cases fit in 64 bits: the test must run code"

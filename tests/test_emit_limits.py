@@ -152,6 +152,24 @@ def test_width_errors_are_short(text: str, box: dict[str, tuple[int | None, int 
     assert len(message) < 500, message
 
 
+@pytest.mark.parametrize(
+    ("text", "box", "why"),
+    [
+        ("a % -9223372036854775808", {"a": (-5, 5)}, "no trunc division form that stays"),
+        (
+            "((c == c) % -2)*9223372036854775807 + 64",
+            {"c": (2**31 - 6, 2**31 - 1)},
+            "makes the term around it need more than 64 bits",
+        ),
+    ],
+)
+def test_lowering_says_why_a_division_is_left(
+    text: str, box: dict[str, tuple[int | None, int | None]], why: str
+) -> None:
+    with pytest.raises(LoweringError, match=re.escape(why)):
+        emit(quorem.parse(text, box), list(box))
+
+
 def test_a_sum_without_overflow_stays_int32() -> None:
     # x + z*-2 computes only int32 values; the checked form is the printed form.
     t = quorem.parse("x - 2*z", {"x": (0, 1), "z": (0, 2**30)})
@@ -249,7 +267,7 @@ def test_emitted_c_at_every_corner_of_boxes_at_the_limits(
         try:
             emit(term, list(box))
         except (WidthError, EmitError, LoweringError) as exc:
-            assert "64 bits" in str(exc) or "at every point" in str(exc), exc
+            assert "64 bits" in str(exc) or "at every point" in str(exc), (exc, box, term)
             continue
         kept.append((term, box, pts))
     assert len(kept) >= 8, "the test must run code"

@@ -130,6 +130,10 @@ def cast(e: CExpr, ctype: str) -> CExpr:
     A narrowing conversion only where every value fits: out of range, it is
     implementation-defined.
     """
+    if e.op == "cast":
+        # The inner conversion was exact (checked), so converting its operand directly
+        # gives the same value: (int64_t)(a < b), not (int64_t)(int32_t)(a < b).
+        e = with_range(e.args[0], e.lo, e.hi)
     if e.ctype == ctype:
         return e
     return _checked(CExpr("cast", (e,), ctype, e.lo, e.hi))

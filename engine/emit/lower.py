@@ -17,7 +17,7 @@ from quorem.engine.errors import QuoremError
 from quorem.engine.ops import DIVISION_OPS, SEMANTICS_OF, Semantics
 from quorem.engine.overflow import term_fits_int64
 from quorem.engine.printer import brief
-from quorem.engine.rewrite import rewrite_term
+from quorem.engine.rewrite import StopReason, rewrite_stop, rewrite_term
 from quorem.engine.rulefile import load_rule_files
 from quorem.engine.ruleset import RuleSet, default_ruleset
 from quorem.engine.term import Term
@@ -62,9 +62,14 @@ def lower(term: Term, target: Semantics) -> Term:
     """
     if _leftover(term, target) is None:
         return term
-    out = rewrite_term(term, lowering_ruleset(target), max_steps=_STEPS)
+    out, reason = rewrite_stop(term, lowering_ruleset(target), max_steps=_STEPS)
     left = _leftover(out, target)
     if left is not None:
+        if reason is not StopReason.FIXED_POINT:
+            raise LoweringError(
+                f"lowering to {target.value} division stopped ({reason.value}) before "
+                f"{brief(left)} was lowered"
+            )
         raise LoweringError(_why_left(left, target))
     return out
 
@@ -72,22 +77,31 @@ def lower(term: Term, target: Semantics) -> Term:
 def _why_left(left: Term, target: Semantics) -> str:
     """Why the division ``left`` (of the other semantics) was not lowered."""
     rules = lowering_ruleset(target)
-    for t in postorder(left):
-        if t.op not in DIVISION_OPS or SEMANTICS_OF[t.op] is target:
-            continue
+    divisions = [
+        t for t in postorder(left) if t.op in DIVISION_OPS and SEMANTICS_OF[t.op] is not target
+    ]
+    for t in divisions:
         # A division (here or inside) whose divisor is 0 at every point, as written or
         # once lowered (b % b is 0 wherever it is defined), has no value, and no rule
         # builds a replacement for it.
         d = rewrite_term(t.args[1], rules, max_steps=_STEPS)
         if d.vmin == d.vmax == 0:
             return f"{brief(t)} divides by zero at every point: it has no value"
+    for t in divisions:
         # The rewriter never trades a term that fits in int64 for one that may not: a
-        # lowered form whose sign correction may leave int64 is not taken.
+        # lowered form that may leave int64 is not taken, nor one that makes the term
+        # around it leave int64 (a canonical sum distributes a coefficient over it).
         for rule in rules.rules_for(t.op):
             u = rule.apply(t)
-            if u is not None and not term_fits_int64(u):
+            if u is None:
+                continue
+            if not term_fits_int64(u):
                 return (
                     f"{brief(t)} has no {target.value} division form that stays in 64 bits "
                     f"(rule {rule.name} gives {brief(u)}, whose values may leave int64)"
                 )
+            return (
+                f"{brief(t)} lowered to {target.value} division ({brief(u)}, rule "
+                f"{rule.name}) makes the term around it need more than 64 bits"
+            )
     return f"no lowering rule for {brief(left)} to {target.value} division"
