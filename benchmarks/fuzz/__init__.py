@@ -1,7 +1,7 @@
 """Fuzz targets for each input surface of quorem (issue 14); run ``python -m benchmarks.fuzz``.
 
 Targets: ``expr-soundness`` (random terms, simplified and evaluated), ``expr-text``,
-``batch-json``, ``rules-file``, ``map-text``, ``hlo-text``. See ``benchmarks/README.md``
+``batch-json``, ``rules-file``, ``map-text``, ``hlo-text``, ``emit``. See ``benchmarks/README.md``
 (*Fuzzing*) for a run's counts.
 """
 
@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from benchmarks.fuzz.emit import Emit
 from benchmarks.fuzz.expr import BatchJson, ExprSoundness, ExprText
 from benchmarks.fuzz.harness import Target
 from benchmarks.fuzz.hlo import HloText
@@ -22,6 +23,7 @@ TARGETS: dict[str, Callable[[], Target]] = {
     RulesFile.name: RulesFile,
     MapText.name: MapText,
     HloText.name: HloText,
+    Emit.name: Emit,
 }
 
 __all__ = ["TARGETS"]
