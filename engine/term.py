@@ -450,11 +450,12 @@ def _make_var(arg: tuple[str, int | None, int | None]) -> Term:
     new.key = key
     # Counted before it is entered: another thread may find it in the table at once,
     # and must not see it uncounted. Counted off again if another term wins the race.
-    name, bounds = arg[0], (lo, hi)
+    name = arg[0]
+    fresh: dict[tuple[str, int | None, int | None], int] = {}  # (see _NAMES_LOCK)
     with _NAMES_LOCK:
         _settle()
-        variants = _LIVE.setdefault(name, {})
-        variants[bounds] = variants.get(bounds, 0) + 1
+        variants = _LIVE.setdefault(name, fresh)
+        variants[arg] = variants.get(arg, 0) + 1
         if len(variants) > 1:
             _CLASHING.add(name)
     new.counted = True
@@ -476,9 +477,12 @@ def _make_var(arg: tuple[str, int | None, int | None]) -> Term:
 # weak references' callback without a lock (it can run inside a garbage collection
 # triggered while the lock is held) and counted off under the lock, later: the counts
 # may still include dead variables, never miss a live one.
-_LIVE: Final[dict[str, dict[tuple[int | None, int | None], int]]] = {}
+_LIVE: Final[dict[str, dict[tuple[str, int | None, int | None], int]]] = {}
 _CLASHING: Final[set[str]] = set()
 _DEATHS: Final[list[tuple[str, int | None, int | None]]] = []
+# Held only around code that allocates no object the cyclic collector tracks (counts are
+# keyed by the variables' existing ``arg`` tuples), so no collection, and no finalizer
+# that might build a variable and wait for this lock, runs while it is held.
 _NAMES_LOCK: Final = threading.Lock()
 
 
@@ -491,13 +495,14 @@ def _var_died(ref: Any) -> None:
 def _settle() -> None:
     """Count off the reported deaths (with ``_NAMES_LOCK`` held)."""
     while _DEATHS:
-        name, lo, hi = _DEATHS.pop()
+        arg = _DEATHS.pop()
+        name = arg[0]
         variants = _LIVE[name]
-        left = variants[lo, hi] - 1
+        left = variants[arg] - 1
         if left:
-            variants[lo, hi] = left
+            variants[arg] = left
         else:
-            del variants[lo, hi]
+            del variants[arg]
             if len(variants) < 2:
                 _CLASHING.discard(name)
             if not variants:
@@ -517,7 +522,7 @@ def check_one_name(term: Term) -> None:
         return
     with _NAMES_LOCK:
         _settle()
-        clashing = frozenset(_CLASHING)
+    clashing = frozenset(_CLASHING)  # (one C-level copy: atomic)
     if not clashing:
         return
     first: dict[str, tuple[str, int | None, int | None]] = {}

@@ -96,7 +96,7 @@ def test_variable_rebuilt_after_death_is_counted_once() -> None:
     check_one_name(v)  # (settles the reported deaths)
     with term_module._NAMES_LOCK:
         term_module._settle()
-        assert term_module._LIVE[name] == {(1, 2): 1}
+        assert term_module._LIVE[name] == {(name, 1, 2): 1}
     assert v is var(name, 1, 2)
 
 
