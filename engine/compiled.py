@@ -279,6 +279,19 @@ def _pattern_names(p: Pattern) -> set[str]:
     return set()
 
 
+def _names_outside_sums(e: Expr) -> set[str]:
+    """The names ``e`` reads outside ``sum(...)`` (evaluated whatever the sequences' length)."""
+    if isinstance(e, Name):
+        return {e.name}
+    if isinstance(e, Unary):
+        return _names_outside_sums(e.operand)
+    if isinstance(e, Binary):
+        return _names_outside_sums(e.left) | _names_outside_sums(e.right)
+    if isinstance(e, Call) and e.func not in ("sum", "all", "any"):
+        return set().union(*(_names_outside_sums(a) for a in e.args))
+    return set()
+
+
 def _flatten_and(e: Expr) -> list[Expr]:
     if isinstance(e, Binary) and e.op == "and":
         return _flatten_and(e.left) + _flatten_and(e.right)
@@ -306,6 +319,7 @@ class _RuleCompiler(ExprCompiler):
         self.let_exprs: dict[str, Expr] = {}
         self.cheap_lets: set[str] = set()  # lets that cannot fail: built when first needed
         self.items: list[_Item] = []
+        self.unbounded_of: dict[str, str] = {}  # sum atoms local -> its counter local
         self._collect(rule.pattern, ())
         self._prepare()
 
@@ -334,7 +348,7 @@ class _RuleCompiler(ExprCompiler):
             for i, c in enumerate(p.children):
                 self._collect(c, (*path, i))
         elif isinstance(p, PSum):
-            if p.rest is not None and p.seq is not None:
+            if p.rest is not None and p.seq is not None and p.seq.where is None:
                 raise Unsupported
             for j, a in enumerate(p.addends):
                 self._coef_names(a.coef)
@@ -533,6 +547,12 @@ class _RuleCompiler(ExprCompiler):
             ind = self.check(st, ind, f"len({at}) > {n}")
         elif n:
             ind = self.check(st, ind, f"len({at}) >= {n}")
+        if p.rest is not None:
+            # Counted at most once per match attempt, when a fits_int64 guard first asks
+            # about a rest (see rest_unbounded).
+            unb = self.fresh("unb")
+            self.emit(ind, f"{unb} = -1")
+            self.unbounded_of[at] = unb
         pos = None
         bound = set(st.binds)  # what may be bound when each addend is matched
         for a in p.addends:
@@ -640,7 +660,9 @@ class _RuleCompiler(ExprCompiler):
     def remainder(self, sm: _Sum, used: tuple[str, ...], st: State, ind: int) -> None:
         """Bind what the addends left of the sum: the sequences, or the rest."""
         p, at, co = sm.pattern, sm.atoms, sm.coefs
-        if p.seq is not None:
+        if p.seq is not None and p.seq.where is not None:
+            st, ind = self.filtered(sm, used, st, ind)
+        elif p.seq is not None:
             if used:
                 ks, ts, a, c = self.fresh("ks"), self.fresh("ts"), self.fresh("x"), self.fresh("y")
                 keep = " and ".join(f"{a} is not {u}" for u in used)
@@ -649,8 +671,8 @@ class _RuleCompiler(ExprCompiler):
             else:
                 ks, ts = co, at
             st = st.bind(p.seq.coef, Binding("seq", ks)).bind(p.seq.term, Binding("seq", ts))
-        elif p.rest is not None:
-            lazy = Rest(at, co, sm.constant, used)
+        if p.rest is not None and not (p.seq is not None and p.seq.where is not None):
+            lazy = Rest(at, co, sm.constant, used, self.unbounded_of.get(at))
             b = st.binds.get(p.rest)
             if b is None:
                 st = st.bind(p.rest, Binding("term", self.fresh("r"), rest=lazy))
@@ -661,6 +683,42 @@ class _RuleCompiler(ExprCompiler):
                 ind = self.check(st, ind, f"{st.binds[p.rest].code} is {r}")
         st, ind = self.matched(sm.node, st, ind)
         sm.k(st, ind)
+
+    def filtered(self, sm: _Sum, used: tuple[str, ...], st: State, ind: int) -> tuple[State, int]:
+        """Bind ``sum(K*t, cond) + y``: split the atoms left by ``cond``, in one pass.
+
+        As the reference (:meth:`quorem.engine.matcher._SumMatch.filtered`): the atoms
+        where the condition holds, in term order, are the sequences (at least one), the
+        others and the constant the rest, left unbuilt until needed.
+        """
+        p, at, co = sm.pattern, sm.atoms, sm.coefs
+        assert p.seq is not None and p.seq.where is not None and p.rest is not None
+        k_name, t_name = p.seq.coef, p.seq.term
+        cond, group = p.seq.where, (k_name, t_name)
+        if not expr_names(cond) - {k_name, t_name} <= set(st.binds):
+            raise Unsupported  # a constant bound after the sum: left to the reference
+        if self._type(cond, group) != BOOL or self._raises(cond, group):
+            raise Unsupported
+        kv, tv = self.fresh("k"), self.fresh("u")
+        c = self.expr(cond, Ctx(st, {k_name: kv, t_name: tv}, None, {}, frozenset()))
+        ks, ts, oa, oc = self.fresh("ks"), self.fresh("ts"), self.fresh("oa"), self.fresh("oc")
+        self.emit(ind, f"{ks} = []; {ts} = []; {oa} = []; {oc} = []")
+        skip = "".join(f" or {tv} is {u}" for u in used)
+        self.emit(ind, f"for {tv}, {kv} in zip({at}, {co}):")
+        if skip:
+            self.emit(ind + 1, f"if {skip[4:]}: continue")
+        self.emit(ind + 1, f"if {c.code}: {ks}.append({kv}); {ts}.append({tv})")
+        self.emit(ind + 1, f"else: {oa}.append({tv}); {oc}.append({kv})")
+        ind = self.check(st, ind, ks)
+        st = st.bind(k_name, Binding("seq", ks)).bind(t_name, Binding("seq", ts))
+        lazy = Rest(oa, oc, sm.constant, ())
+        b = st.binds.get(p.rest)
+        if b is None:
+            return st.bind(p.rest, Binding("term", self.fresh("r"), rest=lazy)), ind
+        st = self.materialise(p.rest, st, ind)
+        r = self.fresh("r")
+        self.emit(ind, f"{r} = {self.rest_code(lazy)}")
+        return st, self.check(st, ind, f"{st.binds[p.rest].code} is {r}")
 
     def materialise(self, name: str, st: State, ind: int) -> State:
         """Build a rest that was left unbuilt, where it is first needed."""
@@ -715,6 +773,11 @@ class _RuleCompiler(ExprCompiler):
         return st
 
     def emit_item(self, it: _Item, st: State, ind: int) -> tuple[State, int]:
+        if it.let is None and isinstance(it.expr, Call) and it.expr.func == "fits_int64":
+            for name in sorted(_names_outside_sums(it.expr.args[0])):
+                b = st.binds.get(name)
+                if b is not None and b.rest is not None and b.rest.unbounded is not None:
+                    ind = self.check(st, ind, f"not ({self.rest_unbounded(b.rest)})")
         st = self.ensure(it.deps, st, ind)
         pre: list[str] = []
         c = self.expr(it.expr, Ctx(st, pre=pre))
@@ -743,6 +806,24 @@ class _RuleCompiler(ExprCompiler):
                 self.emit(ind, line)
             ind = self.check(st, ind, c.code)
         return dataclasses.replace(st, done=st.done | {it.id}), ind
+
+    def rest_unbounded(self, r: Rest) -> str:
+        """Code: whether the rest ``r``, once built, is a partial sum with an unbounded side.
+
+        Such a rest makes ``fits_int64`` of any template reading it (outside ``sum()``)
+        false: the template walk checks the rest's own range, and a partial sum (a sum
+        node of two or more atoms: atoms of a canonical sum are distinct, coefficients
+        non-zero) does not count as computed by the input (quorem.engine.overflow). Its
+        range is the interval sum of its addends' (quorem.engine.term), unbounded exactly
+        when one of its atoms is. So the count over the whole sum, less the matched
+        atoms', answers in O(matched) instead of building an O(n) term per candidate:
+        ``(a*M + y) // N`` tried for each multiple ``M`` of a long unbounded sum.
+        """
+        assert r.unbounded is not None
+        u = r.unbounded
+        count = f"({u} if {u} >= 0 else ({u} := _n_unbounded({r.atoms})))"
+        used = "".join(f" - _unbounded({g})" for g in r.used)
+        return f"len({r.atoms}) - {len(r.used)} >= 2 and {count}{used} > 0"
 
     def finish(self, st: State, ind: int) -> None:
         """After a whole match: the remaining checks, then the rewrite."""

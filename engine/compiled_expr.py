@@ -249,6 +249,15 @@ def _op_slices(
     return atoms[i:j], coefs[i:j]
 
 
+def _n_unbounded(atoms: tuple[Term, ...]) -> int:
+    """How many of a sum's atoms have an unbounded side (see ``_RuleCompiler.rest_unbounded``)."""
+    return sum(1 for a in atoms if a.vmin is None or a.vmax is None)
+
+
+def _unbounded(a: Term) -> bool:
+    return a.vmin is None or a.vmax is None
+
+
 def _atom_ops(atoms: tuple[Term, ...]) -> set[Op]:
     return {a.op for a in atoms} if len(atoms) <= BIG_SUM else atom_ops(atoms)
 
@@ -321,6 +330,8 @@ RUNTIME: Final[dict[str, Any]] = {
             _op_slices,
             _atom_ops,
             _sum_ops,
+            _n_unbounded,
+            _unbounded,
         )
     },
 }
@@ -378,6 +389,7 @@ class Rest:
     coefs: str
     constant: str
     used: tuple[str, ...]
+    unbounded: str | None = None  # local counting the atoms with an unbounded side (-1: not yet)
 
 
 @dataclasses.dataclass(frozen=True, slots=True)

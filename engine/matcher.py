@@ -15,6 +15,7 @@ from quorem.engine.errors import TermError
 from quorem.engine.interpret import Binding, Undetermined, evaluate_expr
 from quorem.engine.ops import COMMUTATIVE, Op, Semantics
 from quorem.engine.rule import (
+    Call,
     Expr,
     Lit,
     Name,
@@ -173,6 +174,9 @@ class _SumMatch:
     def remainder(self, used: frozenset[Term], b: Bindings) -> Iterator[Bindings]:
         p = self.p
         left = [(atom, c) for atom, c in self.pairs if atom not in used]
+        if p.seq is not None and p.seq.where is not None:
+            yield from self.filtered(left, b)
+            return
         if p.seq is not None:
             if not left or self.k != 0:
                 return
@@ -188,6 +192,39 @@ class _SumMatch:
             yield {**b, p.rest: rest}
         elif got is rest:
             yield b
+
+    def filtered(self, left: list[tuple[Term, int]], b: Bindings) -> Iterator[Bindings]:
+        """``sum(K*t, cond) + y``: the addends left where ``cond`` holds, and the rest.
+
+        At least one addend must satisfy the condition; if it is undetermined for any
+        addend (or names a constant not bound yet), the pattern does not match.
+        """
+        p = self.p
+        assert p.seq is not None and p.seq.where is not None and p.rest is not None
+        k_name, t_name = p.seq.coef, p.seq.term
+        test = Call("all", (p.seq.where,))
+        ks: list[int] = []
+        ts: list[Term] = []
+        others: list[tuple[Term, int]] = []
+        for atom, c in left:
+            try:
+                holds = evaluate_expr(test, {**b, k_name: [c], t_name: [atom]}, self.sem)
+            except (Undetermined, KeyError):
+                return
+            if holds is True:
+                ks.append(c)
+                ts.append(atom)
+            else:
+                others.append((atom, c))
+        if not ks:
+            return
+        rest = linear(others, self.k)
+        b1: Bindings = {**b, k_name: ks, t_name: ts}
+        got = b.get(p.rest)
+        if got is None:
+            yield {**b1, p.rest: rest}
+        elif got is rest:
+            yield b1
 
 
 def instantiate(p: Pattern, b: Bindings, sem: Semantics | None) -> Term | None:

@@ -99,10 +99,15 @@ class PAddend:
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class Seq:
-    """``sum(K*t)``: all remaining addends, coefficients bound to ``coef``, atoms to ``term``."""
+    """``sum(K*t)``: all remaining addends, coefficients bound to ``coef``, atoms to ``term``.
+
+    ``sum(K*t, cond)`` (``where`` is ``cond``) takes only the remaining addends for which
+    the per-addend condition holds (at least one); the others go to the sum's ``rest``.
+    """
 
     coef: str
     term: str
+    where: Expr | None = None
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -112,7 +117,8 @@ class PSum:
     ``addends`` each match one distinct addend of the term. What is left over is bound to
     ``rest`` (a term variable written as a bare addend; it includes the constant unless
     ``const`` is given) or to ``seq``; without either, nothing may be left over and the
-    constant must match ``const`` (or be zero).
+    constant must match ``const`` (or be zero). A filtered ``seq`` (``seq.where``) takes
+    the addends left over that satisfy its condition, and ``rest`` the others.
     """
 
     addends: tuple[PAddend, ...]

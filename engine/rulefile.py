@@ -187,6 +187,8 @@ class _Checker:
         # used, so every backend sees plain sequence expressions.
         self.seq_lets: dict[str, Expr] = {}
         self.uses_division = False
+        # Conditions of sum(K*t, cond) patterns, checked once the whole pattern is bound.
+        self.seq_filters: list[tuple[Seq, sx.Node]] = []
 
     def error(self, reason: str, node: sx.Node) -> RuleError:
         return RuleError(reason, node.line, node.col, self.file)
@@ -285,7 +287,8 @@ class _Checker:
                     if coef == Lit(0):
                         raise self.error("an addend with coefficient 0 never matches", node)
                     addends.append(PAddend(self.pattern(node), coef))
-        if len(rests) + len(seqs) > 1:
+        filtered = len(seqs) == 1 and len(rests) == 1 and seqs[0][0] in self.pending_filters()
+        if len(rests) + len(seqs) > 1 and not filtered:
             where = [n for _, n in rests] + [n for _, n in seqs]
 
             raise self.error(
@@ -309,11 +312,18 @@ class _Checker:
             return addends[0].pattern
         return PSum(tuple(addends), const, rest, seq)
 
+    def pending_filters(self) -> list[Seq]:
+        return [seq for seq, _ in self.seq_filters]
+
     def seq_pattern(self, node: sx.Call, coef: Expr) -> Seq:
         if coef != Lit(1):
             raise self.error("sum(...) cannot be scaled in a pattern", node)
-        if len(node.args) != 1:
-            raise self.error("sum(...) in a pattern takes one argument, like sum(K*t)", node)
+        if len(node.args) not in (1, 2):
+            raise self.error(
+                "sum(...) in a pattern takes one argument, like sum(K*t), or a condition"
+                " too, like sum(K*t, divides(D, K))",
+                node,
+            )
         arg = node.args[0]
         if isinstance(arg, sx.Binary) and arg.op == "*":
             a, b = arg.left, arg.right
@@ -327,7 +337,10 @@ class _Checker:
             ):
                 self.bind(a.id, NameKind.SEQ_CONST, a)
                 self.bind(b.id, NameKind.SEQ_TERM, b)
-                return Seq(a.id, b.id)
+                seq = Seq(a.id, b.id)
+                if len(node.args) == 2:
+                    self.seq_filters.append((seq, node.args[1]))
+                return seq
         raise self.error("sum(...) in a pattern must be sum(K*t): a constant and a term name", node)
 
     # ---------------------------------------------------------------- expressions
@@ -580,6 +593,9 @@ def _build_rule(block: _Block, file: str) -> Rule:
     pattern = ck.pattern(pat_node)
     if isinstance(pattern, PTerm | PConst | PLit):
         raise ck.error("a pattern must have an operator at its root", pat_node)
+    if ck.seq_filters:
+        ck.where = (fields["pattern"].line, fields["pattern"].col)
+        pattern = _with_seq_filters(pattern, ck)
     lets = _parse_lets(fields["let"], ck, file) if "let" in fields else ()
     guard = None
     if "guard" in fields:
@@ -625,6 +641,40 @@ def _build_rule(block: _Block, file: str) -> Rule:
         line=block.line,
         text="\n".join(block.text_lines),
     )
+
+
+def _with_seq_filters(p: Pattern, ck: _Checker) -> Pattern:
+    """``p`` with the conditions of its ``sum(K*t, cond)`` addends checked and attached.
+
+    A condition is per addend: it may use the sequence's own names and constant names
+    of the pattern, which the matchers bind before the sum's leftover addends are split.
+    """
+    if isinstance(p, POp):
+        return dataclasses.replace(p, children=tuple(_with_seq_filters(c, ck) for c in p.children))
+    if not isinstance(p, PSum):
+        return p
+    addends = tuple(
+        dataclasses.replace(a, pattern=_with_seq_filters(a.pattern, ck)) for a in p.addends
+    )
+    seq = p.seq
+    for pending, node in ck.seq_filters:
+        if seq is pending:
+            cond = ck.expr(node)
+            for name in expr_names(cond):
+                kind = ck.names[name]
+                if name not in (seq.coef, seq.term) and kind is not NameKind.CONST:
+                    raise ck.error(
+                        f"the condition of sum({seq.coef}*{seq.term}, ...) may use"
+                        f" {seq.coef}, {seq.term} and constant names, not {name!r}",
+                        node,
+                    )
+            ctype, _ = _type_of(cond, ck)
+            if ctype != _BOOL:
+                raise ck.error("the second argument of sum(K*t, ...) must be a condition", node)
+            if p.rest is None:
+                raise ck.error("sum(K*t, cond) needs a rest for the other addends: + y", node)
+            seq = dataclasses.replace(seq, where=cond)
+    return dataclasses.replace(p, addends=addends, seq=seq)
 
 
 def _parse_lets(fld: _Field, ck: _Checker, file: str) -> tuple[tuple[str, Expr], ...]:

@@ -222,7 +222,25 @@ class _Encoder:
                 self.axioms.append(k != 0)
                 self.nodes += [k, t, k * t]
                 total = total + k * t
+            if p.seq.where is not None:
+                self.seq_condition(p.seq.where, len(ks))
         return total
+
+    def seq_condition(self, cond: Expr, n: int) -> None:
+        """``sum(K*t, cond)``: each addend the sequence binds satisfies ``cond`` (defined).
+
+        Premises only: the matcher puts an addend in the sequence when its condition
+        evaluates to true. The rest is left arbitrary (not assumed to fail ``cond``), a
+        weaker premise. The condition is the engine's, not the input's computation: its
+        values are no intermediates of the input (``nodes`` is kept as it was).
+        """
+        nodes = self.nodes
+        self.nodes = []
+        for i in range(n):
+            v = self.expr(cond, i)
+            self.axioms.extend(v.built)
+            self.axioms.append(v.value)
+        self.nodes = nodes
 
     def require_nonzero_coefficient(self, e: Expr, v: _Val) -> None:
         # Canonical sums have no zero coefficients: a pattern asking for one never matches
