@@ -33,6 +33,8 @@ from quorem.verify.prove import (
     obligations_of,
 )
 from quorem.verify.termination import (
+    NESTED_OBLIGATION,
+    nested_obligations,
     termination_cache_key,
     termination_digest,
     termination_obligations,
@@ -57,7 +59,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--rule", action="append", default=[], help="only the rule NAME (repeatable)")
     p.add_argument(
         "--obligation",
-        choices=("equivalence", "int64", "interval", "termination"),
+        choices=("equivalence", "int64", "interval", "termination", NESTED_OBLIGATION),
         action="append",
         help="only this kind of obligation (repeatable; default: all)",
     )
@@ -89,16 +91,20 @@ def verify_rules(
 ) -> list[dict[str, Any]]:
     """Prove the obligations of ``rules`` of ``kinds``; return their JSON results in order.
 
-    ``kinds`` may name ``equivalence``, ``int64`` and ``termination``; with ``intervals``
-    the engine's interval analysis is proven too. Results come rule obligations first,
-    then termination, then the interval proofs, each in rule order; ``progress`` is
-    called with each in that order. Definite results are cached in ``cache``.
+    ``kinds`` may name ``equivalence``, ``int64``, ``termination`` and
+    ``termination-context``; with ``intervals`` the engine's interval analysis is proven
+    too. Results come rule obligations first, then termination, then the nested order,
+    then the interval proofs, each in rule order; ``progress`` is called with each in
+    that order. Definite results are cached in ``cache``.
     """
     obs = [ob for r in rules for ob in obligations_of(r, arity) if ob.kind in kinds]
     if "termination" in kinds:
         # Constraint and lowering rules are applied by passes of their own, with a step
         # budget, to terms built for them: no termination order is asked of them.
         obs += [ob for r in rules if not r.by_own_pass for ob in termination_obligations(r, arity)]
+    if NESTED_OBLIGATION in kinds:
+        # The order closed under contexts: each rule decreasing it shrinks whole terms.
+        obs += [ob for r in rules if not r.by_own_pass for ob in nested_obligations(r, arity)]
     digest = termination_digest() if cache is not None else ""
     keys = [_cache_key(ob, digest) for ob in obs]
     results: list[dict[str, Any] | None] = []
@@ -110,7 +116,7 @@ def verify_rules(
             results.append({**hit, "file": ob.rule.file, "line": ob.rule.line, "cached": True})
         else:
             sem = ob.semantics.value if ob.semantics else None
-            instance = (ob.rule.name, sem, ob.arity, ob.kind == "termination")
+            instance = (ob.rule.name, sem, ob.arity, ob.kind in _TERMINATION_KINDS)
             groups.setdefault(instance, []).append(len(results))
             results.append(None)
     slots = list(groups.values())
@@ -146,8 +152,11 @@ def verify_rules(
     return done
 
 
+_TERMINATION_KINDS: Final = ("termination", NESTED_OBLIGATION)
+
+
 def _cache_key(ob: Obligation, digest: str) -> str:
-    if ob.kind == "termination":
+    if ob.kind in _TERMINATION_KINDS:
         return termination_cache_key(ob, digest)
     return cache_key(ob)
 
@@ -164,7 +173,7 @@ def _remember(
         if r.get("cached"):
             continue
         entry = {k: v for k, v in r.items() if k not in ("file", "line")}
-        if ob.kind != "termination":
+        if ob.kind not in _TERMINATION_KINDS:
             cache.put(ob, entry)  # keyed by cache_key(ob), as ``key`` is
         elif entry.get("status") == "proven":
             cache.entries[key] = entry
@@ -174,7 +183,7 @@ def _remember(
     cache.save()
 
 
-OBLIGATIONS_ALL: Final = (*OBLIGATIONS, "interval", "termination")
+OBLIGATIONS_ALL: Final = (*OBLIGATIONS, "interval", "termination", NESTED_OBLIGATION)
 
 
 def _interval_key() -> str:
@@ -284,7 +293,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         args.files,
         # Termination: each rule makes terms smaller in one declared order
         # (quorem.verify.termination).
-        kinds=[k for k in wanted if k in (*OBLIGATIONS, "termination")],
+        kinds=[k for k in wanted if k in (*OBLIGATIONS, *_TERMINATION_KINDS)],
         arity=args.arity,
         timeout=args.timeout,
         jobs=args.jobs,

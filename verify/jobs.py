@@ -24,7 +24,7 @@ from quorem.rules import constraint_rule_files, lowering_rule_files, rule_files
 from quorem.verify import prove as prove_module
 from quorem.verify.intervals import IntervalProof, prove_interval
 from quorem.verify.prove import Obligation, prove, result_json
-from quorem.verify.termination import check_termination
+from quorem.verify.termination import NESTED_OBLIGATION, check_nested, check_termination
 
 __all__ = ["Job", "interval_job_result", "load_rules", "run_jobs"]
 
@@ -37,9 +37,10 @@ _INTERVAL_COST: Final = 100.0
 class Job:
     """Obligations of one rule instance, named only: rules are not sent between processes.
 
-    ``kinds`` are among ``equivalence``, ``int64`` and ``termination``, proven in that
-    order in one process (the equivalence and int64 obligations share their premises,
-    and so the model showing them satisfiable: quorem.verify.prove). Kind ``interval``
+    ``kinds`` are among ``equivalence``, ``int64``, ``termination`` and
+    ``termination-context``, proven in that order in one process (the equivalence and
+    int64 obligations share their premises, and so the model showing them satisfiable:
+    quorem.verify.prove). Kind ``interval``
     proves the transfer function ``name``; the rule fields are then unused.
     """
 
@@ -61,7 +62,7 @@ class Job:
         """A guess at the job's relative cost, for ordering only."""
         if self.kinds == ("interval",):
             return _INTERVAL_COST
-        weight = sum(0.5 if k == "termination" else 1.0 for k in self.kinds)
+        weight = sum(0.5 if k.startswith("termination") else 1.0 for k in self.kinds)
         return (1.0 + self.arity) * weight
 
 
@@ -113,7 +114,12 @@ def _run_once(job: Job, rules: dict[str, Rule]) -> list[dict[str, Any]]:
     out = []
     for kind in job.kinds:
         ob = Obligation(rules[job.name], sem, job.arity, kind)
-        r = check_termination(ob, job.timeout) if kind == "termination" else prove(ob, job.timeout)
+        if kind == "termination":
+            r = check_termination(ob, job.timeout)
+        elif kind == NESTED_OBLIGATION:
+            r = check_nested(ob, job.timeout)
+        else:
+            r = prove(ob, job.timeout)
         out.append({**result_json(r), "report": r.report})
     return out
 

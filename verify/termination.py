@@ -79,15 +79,55 @@ run (a rule shown decreasing never increases it at the node), a rule shown decre
 by ``D`` applies at most ``D(input)`` times, and a rule shown decreasing by ``N``
 decreases ``(D, N)`` of the whole term.
 
-Not proven: ``V`` and ``P`` are not closed under contexts. When the replacement's
-constants or coefficients merge into an enclosing sum that is the numerator of a
-``//`` or ``%`` by a constant, that node's misplaced count can change (in
-``((x + 10) // 3) // 2 => ((x + 1) // 3 + 3) // 2`` the outer numerator gains a
-misplaced 3), and a divisor can turn into a constant. So termination of whole runs that
-use the rules shown decreasing by ``V`` or ``P`` rests on the per-node decrease and is
-not proven here; the rewriter's step limit and cycle detector
-(:mod:`quorem.engine.rewrite`) are the runtime backstop. Canonical reordering is not a
-rule and is exempt.
+``V`` and ``P`` are not closed under contexts: when the replacement's constants or
+coefficients merge into an enclosing sum that is the numerator of a ``//`` or ``%`` by a
+constant, that node's misplaced count can grow (``((x*6 + 2)//6*3 + 1)//3`` becomes
+``(x*3 + (2//6)*3 + 1)//3`` by ``div-split-multiples``: the inner misplaced 6 leaves, the
+outer numerator gains a misplaced 3, and the whole term's measure stays the same). The
+per-node proof alone says nothing about whole runs; the nested order does.
+
+The nested order (obligation ``termination-context``)
+-----------------------------------------------------
+A term's *nested measure* is the multiset of its operator nodes (every node but sums,
+variables and constants; as a tree, so a shared subterm counts once per occurrence),
+each the element ``(depth, weight, misplaced, entries)``: ``depth`` is the number of
+operator nodes above it (sums are transparent); for a division, ``weight`` is its
+divisor's weight (``V``'s summand), ``misplaced`` its misplaced count (``P``'s summand)
+and ``entries`` the number of non-zero coefficients and constant of its numerator; for
+other operators the three are 0. Elements compare lexicographically (deeper is larger);
+multisets compare by the Dershowitz-Manna extension, a well-founded order
+(:func:`term_nodes`, :func:`nested_less`).
+
+Proven (:func:`check_nested`, per rule instance, under the encoder's premises): the
+matched term's nested measure exceeds the replacement's. Sufficient conditions checked
+with Z3: each occurrence of a term variable in the rewrite pairs with a distinct one in
+the pattern at least as deep (an occurrence in an addend whose coefficient is 0 does not
+count), so the variable's nodes stay or move up; each operator node the rewrite builds
+is either paired with a distinct pattern node it is at most (lexicographically, with
+depth) or lies strictly below a pattern node left unpaired; and some pattern node is
+left unpaired or some pair is strict. Pattern components are exact or lower bounds,
+rewrite components upper bounds (as above); ``unknown`` never counts.
+
+Closed under contexts (argued here, checked on the engine's steps over the benchmark
+corpora by ``tests/test_termination_context.py``): rewriting node ``s`` at depth ``d``
+to ``r`` and rebuilding the ancestors in canonical form (:func:`quorem.engine.term.rebuild`)
+changes only (a) the nodes of ``s``, all at depth ``>= d``, into those of ``r``;
+(b) the ancestors, each rebuilt into at most one node at its own depth ``< d`` (with any
+local components); (c) nothing else, except that canonical form may remove nodes
+(combining like atoms, a product folding to a scaled atom or a constant) and move the
+nodes below a removed product up. No node is created below depth ``d`` outside ``r``
+and none moves deeper, since the builder never folds a division or creates an operator
+node (a constant times a sum only scales coefficients). So the removed elements of ``s`` (some at depth ``>= d``) dominate the
+rebuilt ancestors, and if ``r``'s multiset is below ``s``'s, so is the whole term's. A
+shared node rewritten at once is this step once per occurrence. Hence no infinite run
+exists in which each step applies a rule shown decreasing at some node of a canonical
+term.
+
+Assumed: the canonical builder's properties above (engine code, not proven here), and
+that the rewriter's run is such a sequence of steps: it is, memoised repeats included,
+except where its int64 guard keeps an operand un-rewritten in a parent
+(:func:`quorem.engine.rewrite`), which the step limit and cycle detection cover. The
+constraint and lowering passes are not covered (no order is asked of them).
 """
 
 from __future__ import annotations
@@ -129,19 +169,30 @@ from quorem.verify.prove import DEFAULT_ARITY, DEFAULT_TIMEOUT, Obligation, Proo
 
 __all__ = [
     "COMPONENTS",
+    "NESTED_OBLIGATION",
+    "NESTED_ORDER",
     "OBLIGATION",
     "Measure",
     "RuleMeasures",
     "Unbounded",
+    "check_nested",
     "check_termination",
+    "nested_less",
+    "nested_obligations",
     "rule_measures",
     "term_measure",
+    "term_nodes",
     "termination_cache_key",
     "termination_digest",
     "termination_obligations",
 ]
 
 OBLIGATION: Final = "termination"
+NESTED_OBLIGATION: Final = "termination-context"
+NESTED_ORDER: Final = (
+    "the multiset of operator nodes (depth, divisor weight, misplaced constants,"
+    " numerator entries), deeper first, compared as multisets"
+)
 COMPONENTS: Final = ("div/mod count", "divisor magnitude", "misplaced constants", "node count")
 Measure = tuple[int, int, int, int]
 
@@ -204,6 +255,67 @@ def _node_measure(u: Term, kids: list[Measure]) -> Measure:
     return (d, v, p, n)
 
 
+Element = tuple[int, int, int, int]
+
+
+def term_nodes(t: Term, memo: dict[Term, Counter[Element]] | None = None) -> Counter[Element]:
+    """The multiset of ``t``'s operator nodes as elements of the nested order.
+
+    Each operator node (not a sum, variable or constant) of ``t`` as a tree is one element
+    ``(depth, divisor weight, misplaced constants, numerator entries)``: ``depth`` counts
+    the operator nodes above it (sums are transparent); the other components are those of
+    the node alone, 0 unless it is a division (see the module docstring). ``memo`` (node
+    to its elements with depths relative to it) may be shared between calls on terms
+    that share subterms.
+    """
+    memo = {} if memo is None else memo
+    stack: list[tuple[Term, bool]] = [(t, False)]
+    while stack:
+        u, ready = stack.pop()
+        if u in memo:
+            continue
+        if not ready:
+            stack.append((u, True))
+            stack.extend((c, False) for c in u.args if c not in memo)
+            continue
+        out: Counter[Element] = Counter()
+        if u.op is Op.ADD:
+            for c in u.args:
+                out.update(memo[c])
+        elif u.args:
+            for c in u.args:
+                for (d, v, p, n), count in memo[c].items():
+                    out[d + 1, v, p, n] += count
+            out[(0, *_local_components(u))] += 1
+        memo[u] = out
+    return memo[t]
+
+
+def _local_components(u: Term) -> tuple[int, int, int]:
+    if u.op not in DIVISION_OPS:
+        return (0, 0, 0)
+    pairs, k = u.args[0].addends()
+    entries = len(pairs) + int(k != 0)
+    divisor = u.args[1]
+    if divisor.is_const:
+        mag = abs(divisor.value)
+        return (mag, sum(not 0 <= c < mag for _, c in pairs) + int(not 0 <= k < mag), entries)
+    dpairs, dk = divisor.addends()
+    return (sum(abs(c) for _, c in dpairs) + abs(dk), 0, entries)
+
+
+def nested_less(a: Counter[Element], b: Counter[Element]) -> bool:
+    """Whether the multiset ``a`` is below ``b`` in the nested order.
+
+    The elements are totally ordered (lexicographically, deeper first), so the multiset
+    extension compares the counts of the largest element where they differ.
+    """
+    for e in sorted(set(a) | set(b), reverse=True):
+        if a[e] != b[e]:
+            return a[e] < b[e]
+    return False
+
+
 # ------------------------------------------------------------------ symbolic measure
 class _Unsupported(Exception):  # noqa: N818  (control flow, not an error)
     """The rule uses a construct the termination check does not model."""
@@ -254,6 +366,27 @@ class _NodeRef:
 
 
 _Base = _VarRef | _NodeRef
+
+
+@dataclasses.dataclass(frozen=True)
+class _Node:
+    """An operator node of a pattern or rewrite, as an element of the nested order.
+
+    ``depth`` counts the operator nodes above it (within the rule's template); ``weight``,
+    ``misplaced`` and ``entries`` are its local components (0 unless a division): exact
+    or a lower bound for the pattern, an upper bound (or :class:`Unbounded`) for the
+    rewrite.
+    """
+
+    op: str
+    depth: int
+    weight: Component
+    misplaced: Component
+    entries: Component
+
+    def local(self) -> tuple[Component, Component, Component]:
+        """The components compared after the depth."""
+        return (self.weight, self.misplaced, self.entries)
 
 
 @dataclasses.dataclass(eq=False)
@@ -377,6 +510,10 @@ class RuleMeasures:
     pattern_uses: Counter[str]
     rewrite_uses: Counter[str]
     symbols: dict[str, _Z]
+    pattern_nodes: list[_Node] = dataclasses.field(default_factory=list)
+    rewrite_nodes: list[_Node] = dataclasses.field(default_factory=list)
+    pattern_occurrences: list[tuple[str, int, _Z]] = dataclasses.field(default_factory=list)
+    rewrite_occurrences: list[tuple[str, int, _Z]] = dataclasses.field(default_factory=list)
 
 
 class _Measurer:
@@ -396,7 +533,12 @@ class _Measurer:
         self.mu_funcs: dict[str, _Z] = {}
         self.mu_apps: dict[str, _Z] = {}
         self.k_syms: dict[str, _Z] = {}
+        self.a_syms: dict[str, _Z] = {}
         self.uses: Counter[str] = Counter()
+        # The nested order (see _decide_nested): the operator nodes met and the term
+        # variables' occurrences, each with its depth; swapped between the two sides.
+        self.nodes: list[_Node] = []
+        self.occurrences: list[tuple[str, int, _Z]] = []
         self.scan(rule.pattern)
         self.collect_links(rule.rewrite, in_sum=False)
         enc = encode_rule(self.linked_rule(), semantics, arity)
@@ -556,6 +698,18 @@ class _Measurer:
                 self.axioms.append(found == 0)
         return found
 
+    def a(self, name: str) -> _Z:
+        """The number of atoms of the variable's sum form (1 for an atom)."""
+        found = self.a_syms.get(name)
+        if found is None:
+            found = self.a_syms[name] = z3.Int(f"a({name})")
+            self.axioms.append(found == 1 if self.info(name).atom else found >= 0)
+        return found
+
+    def entries(self, name: str) -> _Z:
+        """The non-zero entries (atoms and constant) of the variable's sum form."""
+        return self.a(name) + z3.If(self.k(name) != 0, 1, 0)
+
     def mu(self, name: str, n: _Z) -> _Z:
         """The misplaced coefficients of ``name``'s sum form relative to the magnitude ``n``."""
         f = self.mu_funcs.get(name)
@@ -581,6 +735,7 @@ class _Measurer:
         ]
         out += [(w, z3.IntVal(1)) for w in self.w_syms.values()]
         out += [(k, z3.IntVal(0)) for k in self.k_syms.values()]
+        out += [(a, z3.IntVal(1)) for a in self.a_syms.values()]
         out += [(app, z3.If(app.arg(0) <= 1, 1, 0)) for app in self.mu_apps.values()]
         return out
 
@@ -601,35 +756,69 @@ class _Measurer:
         raise AssertionError(f"unexpected pattern constant {e!r}")
 
     # ------------------------------------------------------------ the pattern's measure
-    def pattern(self, p: Pattern) -> Vector:
-        """The measure of the term ``p`` matched (exact, or a lower bound)."""
+    def pattern(self, p: Pattern, depth: int = 0) -> Vector:
+        """The measure of the term ``p`` matched (exact, or a lower bound).
+
+        ``depth`` is the number of operator nodes above ``p`` in the pattern; the operator
+        nodes and variable occurrences met are recorded with theirs (the nested order).
+        """
         if isinstance(p, PTerm):
             self.uses[p.name] += 1
+            self.occurrences.append((p.name, depth, z3.BoolVal(True)))
             return self.var_measure(p.name)
         if isinstance(p, PConst):
             return (0, 0, 0, z3.If(self.sym[p.name] != 0, 1, 0))
         if isinstance(p, PLit):
             return (0, 0, 0, int(p.value != 0))
         if isinstance(p, POp):
-            kids = _vplus(*(self.pattern(c) for c in p.children))
+            kids = _vplus(*(self.pattern(c, depth + 1) for c in p.children))
             if p.op in ("div", "mod") or p.op in _DIVISION_FUNCS:
                 num, den = p.children
                 mag = self.pattern_divisor(den)
                 misplaced = 0 if mag is None else self.pattern_misplaced(num, mag)
-                return _vplus(kids, (1, self.pattern_weight(den), misplaced, _OP_WEIGHT))
+                weight = self.pattern_weight(den)
+                self.nodes.append(
+                    _Node(f"{p.op}", depth, weight, misplaced, self.pattern_entries(num))
+                )
+                return _vplus(kids, (1, weight, misplaced, _OP_WEIGHT))
+            self.nodes.append(_Node(p.op, depth, 0, 0, 0))
             return _vplus(kids, (0, 0, 0, _OP_WEIGHT))
-        parts: list[Vector] = [self.pattern(add.pattern) for add in p.addends]
+        parts: list[Vector] = [self.pattern(add.pattern, depth) for add in p.addends]
         if p.seq is not None:
             for i in range(self.arity):
                 name = f"{p.seq.term}[{i + 1}]"
                 self.uses[name] += 1
+                self.occurrences.append((name, depth, z3.BoolVal(True)))
                 parts.append(self.var_measure(name))
         if p.rest is not None:
             self.uses[p.rest] += 1
+            self.occurrences.append((p.rest, depth, z3.BoolVal(True)))
             parts.append(self.var_measure(p.rest))
         if p.const is not None:
             parts.append((0, 0, 0, z3.If(self.const_value(p.const) != 0, 1, 0)))
         return _vplus(_ZERO4, *parts)
+
+    def pattern_entries(self, num: Pattern) -> _Z:
+        """The non-zero entries (coefficients and constant) of the numerator ``num`` matched.
+
+        Exact: the addends of a sum pattern are distinct atoms with non-zero coefficients.
+        """
+        if isinstance(num, PTerm):
+            return self.entries(num.name)
+        if isinstance(num, PConst):
+            return z3.If(self.sym[num.name] != 0, 1, 0)
+        if isinstance(num, PLit):
+            return z3.IntVal(int(num.value != 0))
+        if isinstance(num, POp):
+            return z3.IntVal(1)
+        total: _Z = z3.IntVal(len(num.addends) + (self.arity if num.seq is not None else 0))
+        if num.rest is not None:
+            total = total + self.a(num.rest)
+        if num.const is not None:
+            total = total + z3.If(self.const_value(num.const) != 0, 1, 0)
+        elif num.rest is not None:
+            total = total + z3.If(self.k(num.rest) != 0, 1, 0)
+        return total
 
     def pattern_divisor(self, den: Pattern) -> _Z | None:
         """``|d|`` of a constant divisor pattern, None for any other divisor."""
@@ -746,24 +935,55 @@ class _Measurer:
         return _of(_NodeRef(op, kids, key))
 
     # ------------------------------------------------------------ the rewrite's measure
-    def sum_measure(self, s: _Sum) -> Vector:
-        """An upper bound of the measure of the canonical term ``s`` builds."""
+    def sum_measure(self, s: _Sum, depth: int = 0) -> Vector:
+        """An upper bound of the measure of the canonical term ``s`` builds.
+
+        ``depth`` is the number of operator nodes above ``s``; the nodes built and the
+        variable occurrences are recorded with theirs (the nested order).
+        """
         parts: list[Vector] = [(0, 0, 0, z3.If(s.const != 0, 1, 0))]
         for base, coef in s.entries:
-            parts.append(tuple(_when(coef, c) for c in self.base_measure(base)))
+            first = len(self.occurrences)
+            parts.append(tuple(_when(coef, c) for c in self.base_measure(base, depth)))
+            if _int_literal(coef) is None:
+                # An addend whose coefficient is 0 vanishes, and the variables in it.
+                self.occurrences[first:] = [
+                    (name, d, z3.And(cond, coef != 0)) for name, d, cond in self.occurrences[first:]
+                ]
+            elif _int_literal(coef) == 0:
+                del self.occurrences[first:]
         return _vplus(_ZERO4, *parts)
 
-    def base_measure(self, base: _Base) -> Vector:
+    def base_measure(self, base: _Base, depth: int = 0) -> Vector:
         if isinstance(base, _VarRef):
             self.uses[base.name] += 1
+            self.occurrences.append((base.name, depth, z3.BoolVal(True)))
             return self.var_measure(base.name)
-        kids = _vplus(*(self.sum_measure(k) for k in base.kids))
+        kids = _vplus(*(self.sum_measure(k, depth + 1) for k in base.kids))
         if base.op not in ("div", "mod"):
+            self.nodes.append(_Node(base.op, depth, 0, 0, 0))
             return _vplus(kids, (0, 0, 0, _OP_WEIGHT))
         num, den = base.kids
-        return _vplus(
-            kids, (1, self.rewrite_divisor(den), self.rewrite_misplaced(num, den), _OP_WEIGHT)
-        )
+        weight = self.rewrite_divisor(den)
+        misplaced = self.rewrite_misplaced(num, den)
+        self.nodes.append(_Node(base.op, depth, weight, misplaced, self.rewrite_entries(num)))
+        return _vplus(kids, (1, weight, misplaced, _OP_WEIGHT))
+
+    def rewrite_entries(self, num: _Sum) -> _Z:
+        """An upper bound of the non-zero entries of the canonical numerator ``num`` builds.
+
+        Combining like atoms and folding a product only lower the count.
+        """
+        total: _Z = z3.IntVal(0)
+        constant = num.const
+        for base, coef in num.entries:
+            present = z3.If(coef != 0, 1, 0)
+            if isinstance(base, _VarRef) and not self.info(base.name).atom:
+                total = total + z3.If(coef != 0, self.a(base.name), 0)
+                constant = constant + coef * self.k(base.name)
+            else:
+                total = total + present
+        return total + z3.If(constant != 0, 1, 0)
 
     def atom_like(self, base: _Base) -> bool:
         """Whether ``base`` is surely one atom (a product may fold into a scaled atom)."""
@@ -847,6 +1067,8 @@ def rule_measures(rule: Rule, semantics: Semantics | None, arity: int = 0) -> Ru
     m = _Measurer(rule, semantics, arity)
     lhs = _as_z3(m.pattern(rule.pattern))
     lhs_uses, m.uses = m.uses, Counter()
+    lhs_nodes, m.nodes = m.nodes, []
+    lhs_occurrences, m.occurrences = m.occurrences, []
     rhs = _as_z3(m.rewrite())
     symbols: dict[str, _Z] = {
         k: v
@@ -857,13 +1079,26 @@ def rule_measures(rule: Rule, semantics: Semantics | None, arity: int = 0) -> Ru
     for name, syms in m.measure_syms.items():
         symbols.update({f"{c}({name})": s for c, s in zip("DVPN", syms, strict=True)})
     symbols.update({f"k({name})": k for name, k in m.k_syms.items()})
+    symbols.update({f"a({name})": a for name, a in m.a_syms.items()})
     values = [
         v
         for k, v in m.sym.items()
         if rule.names.get(k.split("[")[0]) in _TERM_KINDS and k.split("[")[0] not in m.lets
     ]
     return RuleMeasures(
-        lhs, rhs, m.premises, m.axioms, m.plain(), values, lhs_uses, m.uses, symbols
+        lhs,
+        rhs,
+        m.premises,
+        m.axioms,
+        m.plain(),
+        values,
+        lhs_uses,
+        m.uses,
+        symbols,
+        lhs_nodes,
+        m.nodes,
+        lhs_occurrences,
+        m.occurrences,
     )
 
 
@@ -1092,13 +1327,217 @@ def _decide(
     return None, failure, counterexample
 
 
-def _report(ob: Obligation, failure: str, values: dict[str, int] | None) -> str:
+# ------------------------------------------------------------------ the nested order
+def check_nested(ob: Obligation, timeout: float = DEFAULT_TIMEOUT) -> ProofResult:
+    """Show that ``ob``'s rule instance decreases the nested order (module docstring).
+
+    A rule instance that does, applied anywhere in any term, makes the whole canonical
+    term smaller in that order (the order is closed under contexts). Status ``proven``,
+    or ``unknown`` with a report naming the node or variable that could not be placed
+    below the pattern's. Never ``proven`` on a Z3 ``unknown``.
+    """
+    start = time.perf_counter()
+    try:
+        ms = rule_measures(ob.rule, ob.semantics, ob.arity)
+    except _Unsupported as exc:
+        seconds = time.perf_counter() - start
+        report = _report(ob, str(exc), None, order=NESTED_ORDER)
+        return ProofResult(ob, "unknown", "nested order", seconds, None, report)
+    method, failure, counterexample = _decide_nested(ms, _Solver(ms), timeout)
+    seconds = time.perf_counter() - start
+    if method is not None:
+        return ProofResult(ob, "proven", method, seconds)
+    report = _report(ob, failure, counterexample, order=NESTED_ORDER)
+    return ProofResult(ob, "unknown", "nested order", seconds, counterexample, report)
+
+
+def _local_cmp(new: _Node, old: _Node, *, strict: bool) -> _Z:
+    """``new`` below (``strict``) or at most ``old`` in the nested order, at equal depth.
+
+    An unbounded component of ``new`` is never below nor equal to anything, so the
+    comparison is decided by the components before it or fails.
+    """
+    cond: _Z = z3.BoolVal(not strict)
+    for a, b in reversed(list(zip(new.local(), old.local(), strict=True))):
+        if isinstance(a, Unbounded):
+            cond = z3.BoolVal(False)
+            continue
+        cond = z3.Or(a < b, z3.And(a == b, cond))
+    return cond
+
+
+def _occurrences_placed(ms: RuleMeasures, solver: _Solver, timeout: float) -> str:
+    """Why some term variable's occurrences cannot be paired as the nested order needs.
+
+    Each occurrence in the rewrite needs a distinct one in the pattern at least as deep;
+    "" if that holds in every instance. By Hall's theorem such a pairing exists iff, for
+    every depth ``d``, the rewrite has no more occurrences at depth ``d`` or deeper than
+    the pattern has; an occurrence in an addend whose coefficient is 0 does not count (it
+    vanishes), decided by Z3.
+    """
+    for name in sorted({n for n, _, _ in ms.rewrite_occurrences}):
+        new = [(d, c) for n, d, c in ms.rewrite_occurrences if n == name]
+        old = [d for n, d, _ in ms.pattern_occurrences if n == name]
+        claims: list[_Z] = []
+        for depth in sorted({d for d, _ in new}):
+            deeper = [c for d, c in new if d >= depth]
+            available = sum(d >= depth for d in old)
+            if len(deeper) > available:
+                claims.append(z3.Sum(*(z3.If(c, 1, 0) for c in deeper)) <= available)
+        if not claims:
+            continue
+        if solver.check(z3.Not(z3.And(*claims)), timeout)[0] == z3.unsat:
+            continue
+        if len(new) > len(old):
+            return (
+                f"the rewrite mentions {name} {_times(len(new))}, the pattern"
+                f" {_times(len(old))} (a term's nodes are not bounded)"
+            )
+        return f"the rewrite puts {name} under more operators than the pattern does"
+    return ""
+
+
+def _decide_nested(
+    ms: RuleMeasures, solver: _Solver, timeout: float
+) -> tuple[str | None, str, dict[str, int] | None]:
+    """``(method, "", None)`` if the instance decreases the nested order, else why not.
+
+    Sufficient condition for the rewrite's multiset of nodes to lie below the pattern's
+    (Dershowitz-Manna): each variable occurrence of the rewrite pairs with a distinct
+    one of the pattern at least as deep (its nodes then move up or stay); each node the
+    rewrite builds pairs with a distinct pattern node it is at most (shallower, or as
+    deep and lexicographically at most); and some pattern node is left unpaired or some
+    pair is strict. Pairs are decided by Z3 under the premises; ``unknown`` never counts.
+    """
+    moved = _occurrences_placed(ms, solver, timeout)
+    if moved:
+        return None, moved, None
+    old_nodes, new_nodes = ms.pattern_nodes, ms.rewrite_nodes
+    if not old_nodes:
+        return None, "the pattern has no operator node to remove", None
+    if not new_nodes:
+        return "nested order: every node removed", "", None
+    # Pairwise facts: (at most, below) for each rewrite node and pattern node.
+    le: dict[tuple[int, int], bool] = {}
+    lt: dict[tuple[int, int], bool] = {}
+    witness: tuple[int, int, z3.ModelRef | None] | None = None
+    for j, new in enumerate(new_nodes):
+        for i, old in enumerate(old_nodes):
+            if new.depth < old.depth:
+                le[j, i] = lt[j, i] = True
+            elif new.depth > old.depth:
+                le[j, i] = lt[j, i] = False
+            else:
+                answer, model, _ = solver.check(z3.Not(_local_cmp(new, old, strict=False)), timeout)
+                le[j, i] = answer == z3.unsat
+                lt[j, i] = le[j, i] and (
+                    solver.check(z3.Not(_local_cmp(new, old, strict=True)), timeout)[0] == z3.unsat
+                )
+                if not le[j, i] and witness is None:
+                    witness = (j, i, model)
+    pairings = list(_partial_injections(len(new_nodes), len(old_nodes), le))
+    by_cases: list[tuple[int | None, ...]] = []
+    for pairing in pairings:
+        removed = set(range(len(old_nodes))) - {i for i in pairing if i is not None}
+        # A node left unpaired must lie below a pattern node that is removed outright.
+        if not all(any(lt[j, i] for i in removed) for j, i in enumerate(pairing) if i is None):
+            continue
+        strict = [j for j, i in enumerate(pairing) if i is not None and lt[j, i]]
+        if removed:
+            return (
+                f"nested order: {len(removed)} pattern node(s) removed, the rest paired",
+                "",
+                None,
+            )
+        if strict:
+            d = new_nodes[strict[0]].depth
+            return f"nested order: a node at depth {d} decreases", "", None
+        by_cases.append(pairing)
+    for pairing in by_cases:
+        # The strict pair may depend on the instance: one query over all of them.
+        some: _Z = z3.Or(
+            *(
+                _local_cmp(new_nodes[j], old_nodes[i], strict=True)
+                for j, i in enumerate(pairing)
+                if i is not None
+            )
+        )
+        if solver.check(z3.Not(some), timeout)[0] == z3.unsat:
+            return "nested order: by cases", "", None
+    if by_cases:
+        return (
+            None,
+            "every node the rewrite builds can equal the pattern's (nothing decreases)",
+            None,
+        )
+    if witness is None:
+        return None, "the rewrite builds more nodes at some depth than the pattern has", None
+    j, i, model = witness
+    new, old = new_nodes[j], old_nodes[i]
+    failure = (
+        f"the rewrite's {new.op} node at depth {new.depth} may exceed every pattern node"
+        f" (e.g. the pattern's {old.op} at depth {old.depth})"
+    )
+    values = _node_values(model, ms, new, old) if model is not None else None
+    return None, failure, values
+
+
+def _partial_injections(
+    n_new: int, n_old: int, allowed: dict[tuple[int, int], bool]
+) -> list[tuple[int | None, ...]]:
+    """Every pairing of rewrite nodes with distinct pattern nodes they may use.
+
+    Entry ``j`` is the pattern node paired with rewrite node ``j``, or None (that node
+    is then to be dominated by a removed pattern node).
+    """
+    out: list[tuple[int | None, ...]] = []
+
+    def extend(prefix: tuple[int | None, ...]) -> None:
+        j = len(prefix)
+        if j == n_new:
+            out.append(prefix)
+            return
+        for i in range(n_old):
+            if i not in prefix and allowed[j, i]:
+                extend((*prefix, i))
+        extend((*prefix, None))
+
+    extend(())
+    return out
+
+
+def _node_values(model: z3.ModelRef, ms: RuleMeasures, new: _Node, old: _Node) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for name, sym in ms.symbols.items():
+        v = model.eval(sym, model_completion=True)
+        if z3.is_int_value(v):
+            out[name] = int(v.as_long())
+    labels = ("divisor weight", "misplaced constants", "numerator entries")
+    for side, node in (("pattern", old), ("rewrite", new)):
+        for label, c in zip(labels, node.local(), strict=True):
+            if isinstance(c, Unbounded):
+                continue
+            v = model.eval(z3.IntVal(c) if isinstance(c, int) else c, model_completion=True)
+            if z3.is_int_value(v):
+                out[f"{side} {node.op}@{node.depth} {label}"] = int(v.as_long())
+    return out
+
+
+def nested_obligations(rule: Rule, max_arity: int = DEFAULT_ARITY) -> list[Obligation]:
+    """The nested-order obligations of ``rule``: one per semantics and ``sum(K*t)`` arity."""
+    return [
+        dataclasses.replace(ob, kind=NESTED_OBLIGATION)
+        for ob in termination_obligations(rule, max_arity)
+    ]
+
+
+def _report(ob: Obligation, failure: str, values: dict[str, int] | None, order: str = "") -> str:
     rule = ob.rule
     lines = [
         f"{rule.location}: rule {rule.name} ({ob.label}): not shown decreasing",
         f"  doc: {rule.doc}",
         f"  {failure}",
-        f"  measure: ({', '.join(COMPONENTS)}), compared lexicographically",
+        f"  measure: {order or '(' + ', '.join(COMPONENTS) + '), compared lexicographically'}",
     ]
     if values:
         width = max(len(k) for k in values)
