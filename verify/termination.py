@@ -117,11 +117,11 @@ local components); (c) nothing else, except that canonical form may remove nodes
 (combining like atoms, a product folding to a scaled atom or a constant) and move the
 nodes below a removed product up. No node is created below depth ``d`` outside ``r``
 and none moves deeper, since the builder never folds a division or creates an operator
-node (a constant times a sum only scales coefficients). So the removed elements of ``s`` (some at depth ``>= d``) dominate the
-rebuilt ancestors, and if ``r``'s multiset is below ``s``'s, so is the whole term's. A
-shared node rewritten at once is this step once per occurrence. Hence no infinite run
-exists in which each step applies a rule shown decreasing at some node of a canonical
-term.
+node (a constant times a sum only scales coefficients). So the removed elements of ``s``
+(some at depth ``>= d``) dominate the rebuilt ancestors, and if ``r``'s multiset is
+below ``s``'s, so is the whole term's. A shared node rewritten at once is this step
+once per occurrence. Hence no infinite run exists in which each step applies a rule
+shown decreasing at some node of a canonical term.
 
 Assumed: the canonical builder's properties above (engine code, not proven here), and
 that the rewriter's run is such a sequence of steps: it is, memoised repeats included,
