@@ -13,6 +13,7 @@ from functools import cache
 from pathlib import Path
 from typing import ClassVar, Final
 
+from quorem import QuoremError
 from quorem.engine.indexing import parse_map, print_map
 from quorem.engine.indexing.hlo import parse_hlo
 from quorem.engine.indexing.hlo_indexing import (
@@ -58,6 +59,19 @@ def seeds() -> tuple[str, ...]:
     return tuple(found) + _OWN_SEEDS
 
 
+@cache
+def valid_seeds() -> tuple[str, ...]:
+    """The seeds that parse as they are."""
+    out = []
+    for text in seeds():
+        try:
+            parse_hlo(text)
+        except QuoremError:
+            continue
+        out.append(text)
+    return tuple(out)
+
+
 def _hlo_edit(rng: random.Random, text: str) -> str:
     """An edit that keeps HLO's shape: a dimension size, an opcode, an integer changed."""
     pick = rng.random()
@@ -92,19 +106,19 @@ class HloText(Target):
     name: ClassVar[str] = "hlo-text"
 
     def generate(self, rng: random.Random) -> Case:
-        text = rng.choice(seeds())
+        text = rng.choice(valid_seeds() if rng.random() < 0.9 else seeds())
         if "{}" in text and rng.random() < 0.8:
             text = text.replace("{}", str(rng.choice((0, 1, 5, 42, 99, -3, 2**40))))
-        for _ in range(rng.choice((0, 0, 1, 1, 2, 3))):
+        for _ in range(rng.choice((0, 0, 0, 1, 1, 2))):
             text = _hlo_edit(rng, text)
-        if rng.random() < 0.15:
+        if rng.random() < 0.1:
             text = mutate.mutate_text(rng, text, rng.randint(1, 3))
         return {
             "text": text,
             "physical": rng.random() < 0.25,
             "simplify": rng.random() < 0.85,
             "fused": rng.random() < 0.3,
-            "output": rng.choice((0, 0, 0, 1)),
+            "output": 1 if rng.random() < 0.05 else 0,
         }
 
     def check(self, case: Case) -> int:

@@ -119,7 +119,7 @@ def eval_tree(tree: Tree, env: Mapping[str, int], sem: Semantics) -> int:
 
 
 # ------------------------------------------------------------------------ terms
-_OP_FLOOR: Final = {
+_OP_FLOOR: Final[dict[quorem.Op, Callable[[int, int], int]]] = {
     quorem.Op.FLOORDIV: floordiv,
     quorem.Op.FLOORMOD: floormod,
     quorem.Op.TRUNCDIV: truncdiv,
@@ -276,13 +276,13 @@ def random_const(rng: random.Random) -> int:
         return rng.randint(-8, 8)
     if pick < 0.55:
         k = rng.randint(1, 12)
-        return sign * (2**k + rng.choice((-1, 0, 0, 1)))
+        return int(sign * (2**k + rng.choice((-1, 0, 0, 1))))
     if pick < 0.65:
         return sign * I31 + rng.randint(-2, 2)
     if pick < 0.75:
         return sign * I63 + rng.randint(-2, 2)
     if pick < 0.8:
-        return sign * (2 ** rng.choice((32, 62, 64))) + rng.randint(-1, 1)
+        return int(sign * (2 ** rng.choice((32, 62, 64))) + rng.randint(-1, 1))
     if pick < 0.84:
         return sign * rng.getrandbits(rng.randint(65, 130))
     return rng.randint(-1000, 1000)
@@ -398,10 +398,10 @@ class TreeGen:
         if self.pool and rng.random() < 0.12:
             return rng.choice(self.pool)
         if depth >= 2 and rng.random() < 0.2:
-            t = self.index_tree()
+            shaped = self.index_tree()
             if rng.random() < 0.3:
-                self.pool.append(t)
-            return t
+                self.pool.append(shaped)
+            return shaped
         if depth <= 0 or rng.random() < 0.2:
             return self.leaf()
         pick = rng.random()
