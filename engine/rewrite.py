@@ -14,6 +14,7 @@ import enum
 from collections import Counter
 from itertools import filterfalse
 
+from quorem.engine.batch import BATCH_ATOMS, BatchRule, batch_hook, batch_rules
 from quorem.engine.compiled import Dispatch
 from quorem.engine.errors import TermError
 from quorem.engine.ops import Op
@@ -186,6 +187,7 @@ def _run(  # noqa: PLR0915  (one loop, inlined for speed)
     steps: list[Step] | None,
     *,
     n_steps: int = 0,
+    batch: dict[str, BatchRule] | None = None,
 ) -> tuple[Term, StopReason, int]:
     """The work loop: one frame at a time, with VISIT and REDUCE inlined for speed.
 
@@ -199,6 +201,10 @@ def _run(  # noqa: PLR0915  (one loop, inlined for speed)
     that would build an integer wider than ``budget.bits``, or one made when the phase has
     visited more than ``budget.nodes`` terms, is not taken and ends the rewriting (the
     rest is only rebuilt). Returns the result, why the run stopped, and the steps spent.
+
+    ``batch``: the local sum rules (:mod:`quorem.engine.batch`); when the dispatcher
+    applies one to a sum of more than ``BATCH_ATOMS`` atoms, all its disjoint matches
+    there are applied at once, as one step.
     """
     max_steps, max_nodes, max_bits = budget.steps, budget.nodes, budget.bits
     memo: dict[Term, Term] = {}
@@ -299,6 +305,10 @@ def _run(  # noqa: PLR0915  (one loop, inlined for speed)
         if rules is not None:
             if n_steps < max_steps:
                 found = rules(u)
+                # --- batch hook (issue 14): long sums, local rules; see engine/batch.py
+                if found is not None and batch and u.op is _ADD_OP and len(u.args) > BATCH_ATOMS:
+                    found = batch_hook(batch, u, found)
+                # ---
                 if found is not None and not term_fits_int64(found[0]) and term_fits_int64(u):
                     # The rules' int64 proofs cover their templates; building canonical
                     # terms can scale a matched sum (-(a - 2*b) is 2*b - a). Never trade
@@ -427,10 +437,14 @@ def _phases(
     reason = _FIXED_POINT
     n_steps = 0
     if early is not None:
-        term, reason, n_steps = _run(term, early, budget, counts, steps)
+        batch = batch_rules(ruleset, early=True)
+        term, reason, n_steps = _run(term, early, budget, counts, steps, batch=batch)
     if reason is not _STEP_LIMIT and reason is not _SIZE_LIMIT:
         dispatch = ruleset.dispatchers()
-        term, last, n_steps = _run(term, dispatch, budget, counts, steps, n_steps=n_steps)
+        batch = batch_rules(ruleset, early=False)
+        term, last, n_steps = _run(
+            term, dispatch, budget, counts, steps, n_steps=n_steps, batch=batch
+        )
         if last is not _FIXED_POINT:
             reason = last
     return term, reason, n_steps

@@ -195,7 +195,8 @@ def _render_sum(p: PSum) -> str:
             body = f"{body}*{render_expr(a.coef)}"
         parts.append(body)
     if p.seq is not None:
-        parts.append(f"sum({p.seq.coef}*{p.seq.term})")
+        where = "" if p.seq.where is None else f", {render_expr(p.seq.where)}"
+        parts.append(f"sum({p.seq.coef}*{p.seq.term}{where})")
     if p.rest is not None:
         parts.append(p.rest)
     if p.const is not None:
