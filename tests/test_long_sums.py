@@ -290,3 +290,19 @@ def test_pairs_recombine_in_one_step() -> None:
     assert out.counts == {"divmod-recombine-in-sum": 1}
     with one_at_a_time():
         assert quorem.explain(t).counts == {"divmod-recombine-in-sum": 100}
+
+
+@pytest.mark.parametrize("n", [3, 30])
+def test_unbounded_rests_agree_with_reference(n: int) -> None:
+    """The compiled guards skip building a rest with an unbounded atom: same answers."""
+    rng = random.Random(n + 1)
+    ds = default_ruleset()
+    for _ in range(20):
+        xs = [var(f"u{i}") if rng.random() < 0.3 else var(f"u{i}", -5, 9) for i in range(n)]
+        atoms = rng.sample(xs, rng.randint(1, n))
+        coefs = [rng.choice([1, 7, 14, -7, 3, 21]) for _ in atoms]
+        s = linear(zip(atoms, coefs, strict=True), rng.choice([0, 3, 7]))
+        for sem in (FLOOR, TRUNC):
+            for t in (quorem.div(s, quorem.const(7), sem), quorem.mod(s, quorem.const(7), sem)):
+                for c in ds.rules_for(t.op):
+                    assert c.apply(t) is c.reference_apply(t), (c.name, t)
