@@ -312,6 +312,8 @@ class _KeyedRef(weakref.ref):  # type: ignore[type-arg]
 _DATA: Final[dict[tuple[Any, ...], Any]] = _TABLE.data  # type: ignore[attr-defined]
 _REMOVE: Final[Callable[[Any], None]] = getattr(_TABLE, "_remove")  # noqa: B009
 _SETDEFAULT: Final[Callable[[tuple[Any, ...], Any], Any]] = _DATA.setdefault
+_ITERATING: Final[set[Any]] = getattr(_TABLE, "_iterating")  # noqa: B009
+_PENDING: Final[list[Any]] = getattr(_TABLE, "_pending_removals")  # noqa: B009
 
 
 def _lost_race(key: tuple[Any, ...], ref: _KeyedRef, got: Any) -> Term:
@@ -453,7 +455,8 @@ def _make_var(arg: tuple[str, int | None, int | None]) -> Term:
     name = arg[0]
     fresh: dict[tuple[str, int | None, int | None], int] = {}  # (see _NAMES_LOCK)
     with _NAMES_LOCK:
-        _settle()
+        if _DEATHS:
+            _settle()
         variants = _LIVE.setdefault(name, fresh)
         variants[arg] = variants.get(arg, 0) + 1
         if len(variants) > 1:
@@ -487,7 +490,11 @@ _NAMES_LOCK: Final = threading.Lock()
 
 
 def _var_died(ref: Any) -> None:
-    _REMOVE(ref)
+    # What the table's own callback (_REMOVE) does, inlined: a variable dies per creation.
+    if _ITERATING:
+        _PENDING.append(ref.key)
+    else:
+        _remove_dead_weakref(_DATA, ref.key)
     if ref.counted:
         _DEATHS.append(ref.key[2])  # list.append is atomic: no lock in a callback
 
