@@ -453,11 +453,17 @@ def _make_var(arg: tuple[str, int | None, int | None]) -> Term:
     # Counted before it is entered: another thread may find it in the table at once,
     # and must not see it uncounted. Counted off again if another term wins the race.
     name = arg[0]
-    fresh: dict[tuple[str, int | None, int | None], int] = {}  # (see _NAMES_LOCK)
+    # A new name's dict is made before the lock is taken (see _NAMES_LOCK), and only
+    # then: an allocation per variable would bring the cyclic collector's runs forward.
+    fresh: dict[tuple[str, int | None, int | None], int] | None = None
+    if name not in _LIVE:
+        fresh = {}
     with _NAMES_LOCK:
         if _DEATHS:
             _settle()
-        variants = _LIVE.setdefault(name, fresh)
+        variants = _LIVE.get(name)
+        if variants is None:
+            variants = _LIVE[name] = {} if fresh is None else fresh  # (rare: a race)
         variants[arg] = variants.get(arg, 0) + 1
         if len(variants) > 1:
             _CLASHING.add(name)
