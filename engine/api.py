@@ -14,6 +14,7 @@ from quorem.engine.errors import (
     QuoremError,
     RuleError,
     TermError,
+    VariableClashError,
 )
 from quorem.engine.evaluate import count_divmod, evaluate
 from quorem.engine.ops import Op, Semantics
@@ -56,6 +57,7 @@ __all__ = [
     "StopReason",
     "Term",
     "TermError",
+    "VariableClashError",
     "compare",
     "const",
     "count_divmod",

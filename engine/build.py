@@ -186,12 +186,6 @@ class _Builder:
             term = var(node.id, lo, hi)
         except TermError as exc:
             raise self.error(str(exc), node) from None
-        except ValueError:
-            # var() writes its bounds in decimal (to hash them, or in its messages), which
-            # Python refuses beyond its int/str digit limit.
-            bits = max(abs(b).bit_length() for b in (lo, hi) if b is not None)
-            reason = f"variable {node.id} has a bound too large to handle ({bits} bits)"
-            raise self.error(reason, node) from None
         self.variables[node.id] = term
         return term
 

@@ -64,6 +64,7 @@ from typing import Any, Final, NoReturn
 from quorem.engine import interval as iv
 from quorem.engine.errors import TermError, VariableClashError
 from quorem.engine.ops import DIV_OF, MOD_OF, Op, Semantics
+from quorem.engine.syntax import RESERVED
 
 __all__ = [
     "Term",
@@ -445,8 +446,7 @@ def _make_var(arg: tuple[str, int | None, int | None]) -> Term:
     term.arg = arg
     lo, hi = term.vmin, term.vmax = arg[1], arg[2]
     term.fits64 = lo is not None and hi is not None and lo >= _INT64_MIN and hi <= _INT64_MAX
-    digest = hashlib.blake2b(repr(arg).encode(), digest_size=8).digest()
-    term.h = int.from_bytes(digest, "little")
+    term.h = _var_hash(arg)
     term.skey = (1, arg[0], term.h)
     new = _VarRef(term, _var_died)
     new.key = key
@@ -624,6 +624,19 @@ def const(value: int) -> Term:
     return _make(_CONST, (), value)
 
 
+def _var_hash(arg: tuple[str, int | None, int | None]) -> int:
+    """A variable's structural hash, the same in every process (not ``hash()``)."""
+    try:
+        text = repr(arg)
+    except ValueError:
+        # Bounds past Python's int/str digit limit: written in hex, which has none (no
+        # bound that repr can write looks like this, so no two variables share a text).
+        name, lo, hi = arg
+        text = f"{name!r}:{lo if lo is None else hex(lo)}:{hi if hi is None else hex(hi)}"
+    digest = hashlib.blake2b(text.encode(), digest_size=8).digest()
+    return int.from_bytes(digest, "little")
+
+
 def var(name: str, lo: int | None = None, hi: int | None = None) -> Term:
     """The variable ``name`` ranging over the inclusive interval ``[lo, hi]``.
 
@@ -633,13 +646,26 @@ def var(name: str, lo: int | None = None, hi: int | None = None) -> Term:
     VariableClashError for ``var("x", 0, 31) - var("x", 0, 7)``, which would otherwise
     print as ``x - x``.
     """
-    if not isinstance(name, str) or not name.isidentifier() or name in _KEYWORDS:
-        raise TermError(f"variable name {name!r} is not an identifier")
+    if (
+        not isinstance(name, str)
+        or not name.isascii()
+        or not name.isidentifier()
+        or name in _KEYWORDS
+        or name in RESERVED
+    ):
+        # Names the text syntax reads back as this variable only: printing must round-trip.
+        shown = repr(name)[:60] if isinstance(name, str) else type(name).__name__
+        raise TermError(
+            f"variable name {shown} is not an ASCII identifier outside the reserved words"
+        )
     for side in (lo, hi):
         if side is not None and (isinstance(side, bool) or not isinstance(side, int)):
-            raise TermError(f"bound {side!r} of variable {name} is not an int or None")
+            kind = type(side).__name__
+            raise TermError(f"bound of variable {name} is not an int or None: {kind}")
     if lo is not None and hi is not None and lo > hi:
-        raise TermError(f"variable {name} has an empty range [{lo}, {hi}]")
+        from quorem.engine.printer import int_text  # noqa: PLC0415  (printer imports term)
+
+        raise TermError(f"variable {name} has an empty range [{int_text(lo)}, {int_text(hi)}]")
     return _make_var((name, lo, hi))
 
 
@@ -798,9 +824,9 @@ def product(factors: Sequence[Term]) -> Term:
 
 
 def _zero_divisor(a: Term, op_text: str) -> NoReturn:
-    from quorem.engine.printer import to_text  # noqa: PLC0415  (printer imports term)
+    from quorem.engine.printer import brief  # noqa: PLC0415  (printer imports term)
 
-    raise TermError(f"division by zero in ({to_text(a)}) {op_text} 0")
+    raise TermError(f"division by zero in ({brief(a)}) {op_text} 0")
 
 
 def div(a: Term, b: Term, semantics: Semantics) -> Term:

@@ -138,3 +138,9 @@ def test_refused_exactly_when_one_name_has_two_bounds(
         out = quorem.simplify(t)
         env = {name: first[0], other: second[1]} if name != other else {name: first[0]}
         assert quorem.evaluate(out, env) == quorem.evaluate(t, env)
+
+
+def test_emit_refuses_two_variables_with_one_name() -> None:
+    t = quorem.var("x", 0, 31) - quorem.var("x", 0, 7)
+    with pytest.raises(quorem.VariableClashError, match=r"\[0, 7\] and \[0, 31\]"):
+        quorem.emit(t, lang="c")

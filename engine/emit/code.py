@@ -28,7 +28,7 @@ from quorem.engine.emit.widths import Planned, Width, node_expr, operand_at, pla
 from quorem.engine.errors import QuoremError
 from quorem.engine.ops import DIVISION_OPS, Op, Semantics
 from quorem.engine.printer import brief
-from quorem.engine.term import Term
+from quorem.engine.term import Term, check_one_name
 from quorem.engine.walk import free_names, nodes, postorder
 
 __all__ = ["DEFAULT_NAME", "LANGUAGES", "EmitError", "emit"]
@@ -146,10 +146,13 @@ def emit(
     names, the generated locals ``t_0``...; see :mod:`quorem.engine.emit.names`) are
     refused, not renamed. Raises :class:`EmitError` (bad names or language, a divisor 0
     at every point), :class:`~quorem.engine.emit.widths.WidthError` (a value needing
-    more than 64 bits, C and CUDA only) or :class:`~quorem.engine.emit.lower.LoweringError`.
+    more than 64 bits, C and CUDA only), :class:`~quorem.engine.emit.lower.LoweringError`
+    or :class:`~quorem.engine.errors.VariableClashError` (two variables with one name).
     """
     if lang not in LANGUAGES:
         raise EmitError(f"unknown language {lang!r} (use {', '.join(LANGUAGES)})")
+    # Two variables with one name would become one parameter: a wrong function.
+    check_one_name(term)
     names = list(params) if params is not None else sorted(free_names(term))
     _check_names(term, names, name, lang)
     _check_divisors(term)
