@@ -648,16 +648,15 @@ def var(name: str, lo: int | None = None, hi: int | None = None) -> Term:
     """
     if (
         not isinstance(name, str)
-        or not name.isascii()
         or not name.isidentifier()
         or name in _KEYWORDS
         or name in RESERVED
     ):
-        # Names the text syntax reads back as this variable only: printing must round-trip.
+        # A reserved word would print as text that reads back as something else. (Other
+        # non-ASCII identifiers are allowed: internal stand-ins use them precisely because
+        # no text can; printed, they are a parse error, never another term.)
         shown = repr(name)[:60] if isinstance(name, str) else type(name).__name__
-        raise TermError(
-            f"variable name {shown} is not an ASCII identifier outside the reserved words"
-        )
+        raise TermError(f"variable name {shown} is not an identifier outside the reserved words")
     for side in (lo, hi):
         if side is not None and (isinstance(side, bool) or not isinstance(side, int)):
             kind = type(side).__name__

@@ -246,10 +246,10 @@ def test_unusual_variable_names_round_trip(name: str) -> None:
     assert quorem.parse(to_text(t), {name: (0, 5)}) is t
 
 
-@pytest.mark.parametrize("name", ["and", "or", "not", "if", "True", "None", "lambda", "é", "x y"])
+@pytest.mark.parametrize("name", ["and", "or", "not", "if", "True", "None", "lambda", "x y"])
 def test_names_the_syntax_cannot_read_back_are_refused(name: str) -> None:
-    """var() refuses what would print as text that does not parse back to the variable."""
-    with pytest.raises(quorem.TermError, match="not an ASCII identifier"):
+    """var() refuses what would print as text that reads back as something else."""
+    with pytest.raises(quorem.TermError, match="not an identifier"):
         quorem.var(name, 0, 5)
     with pytest.raises(quorem.ParseError):
         quorem.parse(f"{name} + 1", {})
