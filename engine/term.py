@@ -54,6 +54,7 @@ import bisect
 import functools
 import hashlib
 import itertools
+import math
 import operator
 import threading
 import weakref
@@ -789,10 +790,25 @@ def sum_of(terms: Iterable[Term | int]) -> Term:
 
 
 def _split_scale(t: Term) -> tuple[int, Term]:
-    """Write ``t`` as ``c * u`` with ``u`` not a scaled atom."""
-    if t.op is _ADD and len(t.args) == 1 and t.arg[1] == 0:
-        return t.arg[0][0], t.args[0]
-    return 1, t
+    """Write a product's factor ``t`` as ``c * u``, with ``u`` not scaled: its canonical part.
+
+    A scaled atom ``c*a`` gives ``(c, a)``; a sum gives its content, the gcd of its
+    coefficients and constant signed like its first coefficient, and the primitive sum
+    left (``2*w + 2*y`` is ``2 * (w + y)``). Otherwise ``w * (2*(w + y))``, whose inner
+    product distributes into ``w*(w*2 + y*2)``, and ``w * 2 * (w + y)``, built as one
+    product, would be two terms for one expression.
+    """
+    if t.op is not _ADD:
+        return 1, t
+    coefs, constant = t.arg
+    if len(coefs) == 1 and constant == 0:
+        return coefs[0], t.args[0]
+    g = math.gcd(constant, *coefs)
+    if coefs[0] < 0:
+        g = -g
+    if g == 1:
+        return 1, t
+    return g, linear(zip(t.args, [c // g for c in coefs], strict=True), constant // g)
 
 
 def mul(a: Term, b: Term) -> Term:

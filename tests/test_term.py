@@ -9,9 +9,12 @@ import pickle
 import subprocess
 import sys
 import textwrap
+from typing import Any
 
 import pytest
 import quorem
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from quorem import EvaluationError, Op, Semantics, TermError, count_divmod, evaluate
 from quorem.engine import term as term_module
 from quorem.engine.printer import to_text
@@ -500,3 +503,45 @@ def test_rebuilt_while_its_dead_entry_awaits_removal() -> None:
     assert term_module._DATA[key]() is again
     assert var("dying", 0, 9) * 7919 + 31 is again
     assert var("keep_iterating", 0, 1) is keep
+
+
+# --------------------------------------------------- products: one term per expression
+_FACTOR_ATOMS = [var("w"), var("y", 0, 9), var("z", -3, 3)]
+
+
+@st.composite
+def _factors(draw: st.DrawFn) -> Term:
+    """A product factor: an atom, a constant, or a small sum with a common factor."""
+    kind = draw(st.integers(0, 3))
+    if kind == 0:
+        return draw(st.sampled_from(_FACTOR_ATOMS))
+    if kind == 1:
+        return const(draw(st.integers(-6, 6)))
+    atoms = draw(st.lists(st.sampled_from(_FACTOR_ATOMS), min_size=1, max_size=3))
+    scale = draw(st.sampled_from([1, -1, 2, -3, 4]))
+    return linear(
+        [(a, scale * draw(st.integers(1, 3))) for a in atoms], scale * draw(st.integers(-2, 2))
+    )
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_factors(), min_size=2, max_size=5), st.randoms(use_true_random=False))
+def test_a_product_is_one_term_however_it_is_grouped(factors: list[Term], rnd: Any) -> None:
+    """Flat, left-nested and shuffled right-nested products of the same factors are one term."""
+    flat = product(factors)
+    left = factors[0]
+    for f in factors[1:]:
+        left = left * f
+    shuffled = list(factors)
+    rnd.shuffle(shuffled)
+    right = shuffled[-1]
+    for f in reversed(shuffled[:-1]):
+        right = f * right
+    assert left is flat, (str(left), str(flat))
+    assert right is flat, (str(right), str(flat))
+
+
+def test_the_fuzzers_product() -> None:
+    w, y = var("w"), var("y")
+    assert w * ((w - w + 2) * (w + y)) is w * (2 * (w + y)) is product([w, const(2), w + y])
+    assert (w * (w + y)) * -8 is w * ((w + y) * -8)
