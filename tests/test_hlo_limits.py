@@ -288,3 +288,31 @@ def test_errors_of_the_maps_code_are_named_at_the_instruction(
     assert isinstance(info.value.__cause__, TermError)
     with pytest.raises(HloError, match=r"^maps\.hlo:4:3: r \(abs\): cannot simplify this$"):
         input_to_output(module, module.entry, module.entry.root, 0)
+
+
+# ------------------------------------------- an op given operands it does not take
+@pytest.mark.parametrize("physical", [False, True])
+@pytest.mark.parametrize("operands", ["p0", "p0, p0"])
+def test_an_op_given_operands_it_does_not_take_is_an_error(physical: bool, operands: str) -> None:
+    """Fuzz finding: iota(p0) crashed the physical maps with a ValueError from zip()."""
+    m = parse_hlo(f"p0 = f32[] parameter(0)\nROOT r = f32[3,4] iota({operands})")
+    with pytest.raises(HloError, match=r"2:1: r \(iota\): iota takes 0 operand\(s\)"):
+        output_to_input(m, m.entry, m.entry.root, physical=physical)
+
+
+def test_an_iota_with_operands_inside_a_fusion_is_an_error() -> None:
+    text = """
+HloModule m
+fused {
+  p0 = f32[] parameter(0)
+  ROOT r = f32[3,4]{1,0} iota(p0)
+}
+ENTRY e {
+  a = f32[] parameter(0)
+  ROOT f = f32[3,4]{0,1} fusion(a), kind=kLoop, calls=fused
+}
+"""
+    m = parse_hlo(text)
+    for physical in (False, True):
+        with pytest.raises(HloError, match="iota takes 0 operand"):
+            output_to_input(m, m.entry, m.entry.root, physical=physical)

@@ -230,8 +230,14 @@ def _op_out_to_in(
         callee = _callee(module, comp, inst)
         _output_shape(inst, output_id)
         return (yield (("out", callee.name, output_id), inst))
+    operands = comp.operands_of(inst)
     with _blamed(inst):
-        return hlo_ops.output_to_input(inst, comp.operands_of(inst), output_id)
+        maps = hlo_ops.output_to_input(inst, operands, output_id)
+    if len(maps) != len(operands):
+        # The op's indexing covers the operands it takes (iota takes none): more or
+        # fewer is a malformed instruction, not a map to guess.
+        raise inst.error(f"{inst.opcode} takes {len(maps)} operand(s), given {len(operands)}")
+    return maps
 
 
 def _op_in_to_out(
@@ -346,6 +352,9 @@ def _physical_out_to_in(
     """
     to_logical = physical_to_logical(out)
     out_maps: list[OperandMaps] = []
+    if len(maps) != len(operands):  # (callers check first: a malformed instruction)
+        reason = f"{len(operands)} operand(s), but maps for {len(maps)}"
+        raise operands[0][1].error(reason) if operands else HloError(reason)
     for ms, (shape, blame) in zip(maps, operands, strict=True):
         to_physical = logical_to_physical(_array(shape, blame))
         out_maps.append(
