@@ -19,7 +19,8 @@ z3 = pytest.importorskip("z3")
 import quorem  # noqa: E402
 from quorem.engine.rulefile import parse_rules  # noqa: E402
 from quorem.engine.ruleset import default_ruleset  # noqa: E402
-from quorem.engine.term import Term, rebuild  # noqa: E402
+from quorem.engine.term import Term  # noqa: E402
+from quorem.engine.walk import replace_subterms  # noqa: E402
 from quorem.verify.termination import (  # noqa: E402
     Element,
     check_nested,
@@ -51,20 +52,8 @@ def _parse(case: dict[str, object]) -> Term:
 
 def _replace(term: Term, before: Term, after: Term) -> tuple[Term, bool]:
     """``term`` with every occurrence of ``before`` replaced, ancestors rebuilt canonically."""
-    memo: dict[Term, Term] = {before: after}
-    stack: list[tuple[Term, bool]] = [(term, False)]
-    while stack:
-        u, ready = stack.pop()
-        if u in memo:
-            continue
-        if not ready:
-            stack.append((u, True))
-            stack.extend((c, False) for c in u.args if c not in memo)
-            continue
-        args = tuple(memo[c] for c in u.args)
-        same = all(a is b for a, b in zip(args, u.args, strict=True))
-        memo[u] = u if same else rebuild(u, args)
-    return memo[term], memo[term] is not term or term is before
+    new = replace_subterms(term, {before: after})
+    return new, new is not term or term is before
 
 
 def _subterms(term: Term) -> list[Term]:

@@ -162,6 +162,7 @@ from quorem.engine.rule import (
     sequence_names,
 )
 from quorem.engine.term import Term
+from quorem.engine.walk import postorder
 from quorem.verify import encode
 from quorem.verify.cache import cache_key
 from quorem.verify.encode import encode_rule, has_sequence
@@ -215,15 +216,7 @@ def term_measure(t: Term) -> Measure:
     each distinct subterm once.
     """
     memo: dict[Term, Measure] = {}
-    stack: list[tuple[Term, bool]] = [(t, False)]
-    while stack:
-        u, ready = stack.pop()
-        if u in memo:
-            continue
-        if not ready:
-            stack.append((u, True))
-            stack.extend((c, False) for c in u.args if c not in memo)
-            continue
+    for u in postorder(t):
         memo[u] = _node_measure(u, [memo[c] for c in u.args])
     return memo[t]
 
