@@ -21,6 +21,7 @@ from quorem.engine.ops import Op
 from quorem.engine.overflow import term_fits_int64
 from quorem.engine.ruleset import RuleSet
 from quorem.engine.term import Term, rebuild
+from quorem.engine.walk import nodes
 
 _CONST_OP, _ADD_OP, _VAR_OP = Op.CONST, Op.ADD, Op.VAR
 
@@ -106,17 +107,11 @@ def _int_bits(t: Term) -> int:
 
 def _measure(term: Term) -> tuple[int, int]:
     """The number of distinct nodes of ``term`` and the bit length of its widest integer."""
-    seen = {term}
-    stack = [term]
-    bits = 0
-    while stack:
-        t = stack.pop()
+    size = bits = 0
+    for t in nodes(term):
+        size += 1
         bits = max(bits, _int_bits(t))
-        for c in t.args:
-            if c not in seen:
-                seen.add(c)
-                stack.append(c)
-    return len(seen), bits
+    return size, bits
 
 
 def _builds_wide_integer(out: Term, memo: dict[Term, Term], bits: int) -> bool:

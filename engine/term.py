@@ -539,22 +539,16 @@ def check_one_name(term: Term) -> None:
     clashing = frozenset(_CLASHING)  # (one C-level copy: atomic)
     if not clashing:
         return
+    from quorem.engine.walk import nodes  # noqa: PLC0415  (walk imports term)
+
     first: dict[str, tuple[str, int | None, int | None]] = {}
-    seen: set[Term] = set()
-    stack = [term]
-    while stack:
-        t = stack.pop()
-        if t in seen:
-            continue
-        seen.add(t)
+    for t in nodes(term):
         if t.op is _VAR:
             name = t.arg[0]
             if name in clashing:
                 other = first.setdefault(name, t.arg)
                 if other != t.arg:
                     raise VariableClashError(name, other[1:], t.arg[1:])
-        else:
-            stack.extend(t.args)
 
 
 def _structural_cmp(a: Term, b: Term) -> int:

@@ -20,7 +20,7 @@ import quorem  # noqa: E402
 from quorem.engine.rulefile import parse_rules  # noqa: E402
 from quorem.engine.ruleset import default_ruleset  # noqa: E402
 from quorem.engine.term import Term  # noqa: E402
-from quorem.engine.walk import replace_subterms  # noqa: E402
+from quorem.engine.walk import postorder, replace_subterms  # noqa: E402
 from quorem.verify.termination import (  # noqa: E402
     Element,
     check_nested,
@@ -56,22 +56,6 @@ def _replace(term: Term, before: Term, after: Term) -> tuple[Term, bool]:
     return new, new is not term or term is before
 
 
-def _subterms(term: Term) -> list[Term]:
-    """The distinct subterms of ``term``, operands before the nodes using them."""
-    seen: set[Term] = set()
-    order: list[Term] = []
-    stack: list[tuple[Term, bool]] = [(term, False)]
-    while stack:
-        u, ready = stack.pop()
-        if ready:
-            order.append(u)
-        elif u not in seen:
-            seen.add(u)
-            stack.append((u, True))
-            stack.extend((c, False) for c in u.args)
-    return order
-
-
 def _replay(term: Term) -> tuple[list[tuple[str, Term, Term]], Term, Term]:
     """The whole-term steps of simplifying ``term``: ``(rule, whole before, whole after)``.
 
@@ -96,7 +80,7 @@ def _replay(term: Term) -> tuple[list[tuple[str, Term, Term]], Term, Term]:
 
     def catch_up() -> None:
         while True:
-            hit = next((u for u in _subterms(whole) if u in known), None)
+            hit = next((u for u in postorder(whole) if u in known), None)
             if hit is None:
                 return
             rule, after = known[hit]
