@@ -44,6 +44,7 @@ from typing import NotRequired, TypedDict
 
 import quorem
 
+from benchmarks.classes import class_cases, class_families
 from benchmarks.ideal import ideal_ops
 from benchmarks.layouts import Bounds, affine_form, flat, loop_vars, reshape_chain, tiled, unflat
 
@@ -456,7 +457,8 @@ def ladder_nest_cases(rng: random.Random, sizes: Sequence[int] = LADDER) -> Iter
 
 
 # ------------------------------------------------------------------------------ all
-FAMILIES = (*GENERATED, "seeds", "ladder_sum", "ladder_nest")
+CLASSES = class_families()  # issue 15's classes, one module each in benchmarks/classes
+FAMILIES = (*GENERATED, "seeds", "ladder_sum", "ladder_nest", *CLASSES)
 
 
 def family_rng(family: str, seed: int) -> random.Random:
@@ -478,6 +480,8 @@ def family_cases(
         return ladder_sum_cases(rng, sizes)
     if family == "ladder_nest":
         return ladder_nest_cases(rng, sizes)
+    if family in CLASSES:
+        return class_cases(family, rng)  # type: ignore[return-value]  # a superset of Case
     raise ValueError(f"unknown family {family!r}: one of {', '.join(FAMILIES)}")
 
 

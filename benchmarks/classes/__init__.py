@@ -1,0 +1,86 @@
+"""Class corpora: one module per class of index expressions a peer simplifies (issue 15).
+
+Each module ``benchmarks/classes/<family>.py`` generates the cases of one class, drawn
+from a random stream so that the cases vary in constants, signs and shapes, including the
+edges where a rule must stop applying. A module defines::
+
+    def cases(rng: random.Random) -> Iterator[ClassCase]
+
+and builds each case with :func:`class_case`. Families are found by listing this package
+(no registry to edit); ``python -m benchmarks.corpora --families <family>`` writes
+``benchmarks/corpora/<family>.jsonl``, and ``tests/test_class_corpora.py`` checks every
+family: at least 40 cases, floor and trunc, every output equal to its input at every
+point of the box where the case's ``given`` conditions hold (exhaustively on small
+boxes), and the expected form reached on at least 99% of the cases.
+
+A case's ``expected`` is the text of the form a peer reaches (or better); it is reached
+when quorem's result is that term (the same interned term, parsed with the case's
+bounds and semantics) or has no more ``//``/``%`` and no more nodes than it.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+import random
+from collections.abc import Iterator, Mapping, Sequence
+from typing import NotRequired, TypedDict
+
+__all__ = ["ClassCase", "class_case", "class_cases", "class_families"]
+
+
+class ClassCase(TypedDict):
+    """One class-corpus line: the ``--batch`` fields, then the benchmark's own."""
+
+    id: str
+    family: str
+    semantics: str
+    vars: dict[str, list[int]]
+    expr: str
+    given: NotRequired[list[str]]
+    expected: str
+    ideal_ops: NotRequired[int]
+    source: str
+
+
+def class_case(
+    family: str,
+    index: int,
+    semantics: str,
+    *,
+    expr: str,
+    bounds: Mapping[str, tuple[int, int]],
+    expected: str,
+    source: str,
+    ideal_ops: int | None = None,
+    given: Sequence[str] = (),
+) -> ClassCase:
+    """A case with id ``<family>-<index:03d>-<semantics>`` (``given`` left out when empty)."""
+    case: ClassCase = {
+        "id": f"{family}-{index:03d}-{semantics}",
+        "family": family,
+        "semantics": semantics,
+        "vars": {n: [lo, hi] for n, (lo, hi) in sorted(bounds.items())},
+        "expr": expr,
+        "expected": expected,
+        "source": source,
+    }
+    if given:
+        case["given"] = list(given)
+    if ideal_ops is not None:
+        case["ideal_ops"] = ideal_ops
+    return case
+
+
+def class_families() -> tuple[str, ...]:
+    """The class families: the modules of this package, in name order."""
+    return tuple(sorted(m.name for m in pkgutil.iter_modules(__path__) if not m.ispkg))
+
+
+def class_cases(family: str, rng: random.Random) -> Iterator[ClassCase]:
+    """The cases of class ``family`` drawn from ``rng``."""
+    if family not in class_families():
+        raise ValueError(f"unknown class family {family!r}")
+    module = importlib.import_module(f"{__name__}.{family}")
+    cases: Iterator[ClassCase] = module.cases(rng)
+    return cases
