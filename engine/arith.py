@@ -42,4 +42,6 @@ BINARY_EVALUATORS: Final[dict[Op, Callable[[int, int], int]]] = {
     Op.LE: lambda a, b: int(a <= b),
     Op.EQ: lambda a, b: int(a == b),
     Op.NE: lambda a, b: int(a != b),
+    Op.AND: lambda a, b: int(a != 0 and b != 0),
+    Op.OR: lambda a, b: int(a != 0 or b != 0),
 }

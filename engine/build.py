@@ -16,6 +16,9 @@ from quorem.engine.term import (
     const,
     div,
     linear,
+    logical_and,
+    logical_not,
+    logical_or,
     maximum,
     minimum,
     mod,
@@ -231,7 +234,7 @@ class _Builder:
 
     def unary(self, node: Unary, operand: Value) -> Value:
         if node.op == "not":
-            raise self.error("'not' is not an integer operator", node)
+            return logical_not(_as_term(operand))
         if node.op == "+":
             return operand
         return _scaled(operand, -1)
@@ -258,8 +261,10 @@ class _Builder:
             return compare(_LT, b, a)
         if op == ">=":
             return compare(_LE, b, a)
-        if op == "and" and node.left is not None and isinstance(node.left, Binary):
-            raise self.error("chained comparisons are not integer expressions", node)
+        if op == "and":
+            return logical_and(a, b)
+        if op == "or":
+            return logical_or(a, b)
         raise self.error(f"{op!r} is not an integer operator", node)
 
     def check_divisor(self, node: Node, a: Term, b: Term, op: str) -> None:

@@ -25,6 +25,8 @@ from quorem.engine.term import (
     const,
     div,
     linear,
+    logical_and,
+    logical_or,
     maximum,
     minimum,
     mod,
@@ -184,10 +186,14 @@ class _Evaluator:
 
     def binary(self, e: Binary) -> Value:
         op = e.op
-        if op == "and":
-            return bool(self.ev(e.left)) and bool(self.ev(e.right))
-        if op == "or":
-            return bool(self.ev(e.left)) or bool(self.ev(e.right))
+        if op in ("and", "or"):
+            left = self.ev(e.left)
+            if isinstance(left, Term):  # the term ``a and b`` of a rewrite (both terms)
+                right = _to_term(self.ev(e.right))
+                return (logical_and if op == "and" else logical_or)(left, right)
+            if op == "and":
+                return bool(left) and bool(self.ev(e.right))
+            return bool(left) or bool(self.ev(e.right))
         a = self.ev(e.left)
         b = self.ev(e.right)
         if isinstance(a, Term) or isinstance(b, Term):

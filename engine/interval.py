@@ -17,6 +17,7 @@ __all__ = [
     "compare_range",
     "floordiv_range",
     "floormod_range",
+    "logic_range",
     "max_range",
     "min_range",
     "mul_range",
@@ -258,4 +259,25 @@ def equality_range(equal: bool, a: Range, b: Range) -> Range:
         return (0, 0) if equal else (1, 1)
     if same_point:
         return (1, 1) if equal else (0, 0)
+    return (0, 1)
+
+
+def _known_true(a: Range) -> bool:
+    return (a[0] is not None and a[0] > 0) or (a[1] is not None and a[1] < 0)
+
+
+def logic_range(conjunction: bool, a: Range, b: Range) -> Range:
+    """Range of ``a and b`` (``conjunction``) or ``a or b`` as 0/1 (non-zero is true)."""
+    a_false = a[0] == 0 and a[1] == 0
+    b_false = b[0] == 0 and b[1] == 0
+    if conjunction:
+        if a_false or b_false:
+            return (0, 0)
+        if _known_true(a) and _known_true(b):
+            return (1, 1)
+    else:
+        if _known_true(a) or _known_true(b):
+            return (1, 1)
+        if a_false and b_false:
+            return (0, 0)
     return (0, 1)

@@ -11,6 +11,7 @@ __all__ = [
     "DIVISION_FUNCTIONS",
     "DIVISION_OPS",
     "DIV_OF",
+    "LOGICAL",
     "MOD_OF",
     "SEMANTICS_OF",
     "Op",
@@ -50,6 +51,8 @@ class Op(enum.IntEnum):
     LE = 11
     EQ = 12
     NE = 13
+    AND = 14  # logical: 1 when both operands are non-zero, else 0
+    OR = 15  # logical: 1 when either operand is non-zero, else 0
 
 
 DIV_OF: Final[dict[Semantics, Op]] = {
@@ -67,8 +70,11 @@ SEMANTICS_OF: Final[dict[Op, Semantics]] = {
     Op.TRUNCMOD: Semantics.TRUNC,
 }
 DIVISION_OPS: Final[frozenset[Op]] = frozenset(SEMANTICS_OF)
-COMMUTATIVE: Final[frozenset[Op]] = frozenset({Op.ADD, Op.MUL, Op.MAX, Op.MIN, Op.EQ, Op.NE})
+COMMUTATIVE: Final[frozenset[Op]] = frozenset(
+    {Op.ADD, Op.MUL, Op.MAX, Op.MIN, Op.EQ, Op.NE, Op.AND, Op.OR}
+)
 COMPARISONS: Final[frozenset[Op]] = frozenset({Op.LT, Op.LE, Op.EQ, Op.NE})
+LOGICAL: Final[frozenset[Op]] = frozenset({Op.AND, Op.OR})
 # The explicit division functions of the text and rule syntax: name -> (is the quotient,
 # semantics). Shared by the parser, the concrete interpreter and the prover's encoder.
 DIVISION_FUNCTIONS: Final[dict[str, tuple[bool, Semantics]]] = {

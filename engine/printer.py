@@ -9,12 +9,14 @@ from quorem.engine.term import Term
 
 __all__ = ["brief", "int_text", "to_text"]
 
-# Binding strength, Python's: comparisons < sums < products < unary minus < atoms.
-_CMP: Final = 1
-_SUM: Final = 2
-_PROD: Final = 3
-_UNARY: Final = 4
-_ATOM: Final = 5
+# Binding strength, Python's: or < and < comparisons < sums < products < unary minus < atoms.
+_OR: Final = 1
+_AND: Final = 2
+_CMP: Final = 3
+_SUM: Final = 4
+_PROD: Final = 5
+_UNARY: Final = 6
+_ATOM: Final = 7
 # Beyond this, print in hex: it converts in linear time and parses back at any length,
 # while decimal literals are limited (quorem.engine.syntax.MAX_DIGITS).
 _HUGE: Final = 10**4000
@@ -67,6 +69,10 @@ def _prec(t: Term, semantics: Semantics) -> int:
         return _PROD
     if op in SEMANTICS_OF:
         return _PROD if SEMANTICS_OF[op] is semantics else _ATOM
+    if op is Op.AND:
+        return _AND
+    if op is Op.OR:
+        return _OR
     return _CMP
 
 
@@ -127,6 +133,10 @@ def _expand(t: Term, semantics: Semantics) -> list[Item]:
             pieces.append((f, _PROD + 1 if i else _PROD))
         return pieces
     a, b = t.args
+    if op is Op.AND or op is Op.OR:
+        # The chain nests to the right: its right operand needs no parentheses.
+        level = _AND if op is Op.AND else _OR
+        return [(a, level + 1), " and " if op is Op.AND else " or ", (b, level)]
     if op in _CMP_TEXT:
         return [(a, _CMP + 1), f" {_CMP_TEXT[op]} ", (b, _CMP + 1)]
     if op in SEMANTICS_OF and SEMANTICS_OF[op] is semantics:

@@ -16,12 +16,21 @@ from itertools import filterfalse
 
 from quorem.engine.batch import BATCH_ATOMS, BatchRule, batch_hook, batch_rules
 from quorem.engine.compiled import Dispatch
+from quorem.engine.context import narrow, narrowed_variables, restore_variables
 from quorem.engine.errors import TermError
 from quorem.engine.ops import Op
 from quorem.engine.overflow import term_fits_int64
 from quorem.engine.ruleset import RuleSet
-from quorem.engine.term import Term, rebuild
-from quorem.engine.walk import nodes
+from quorem.engine.term import (
+    Term,
+    conjunction,
+    const,
+    disjunction,
+    logic_built,
+    logical_not,
+    rebuild,
+)
+from quorem.engine.walk import free_names, nodes, postorder
 
 _CONST_OP, _ADD_OP, _VAR_OP = Op.CONST, Op.ADD, Op.VAR
 
@@ -442,4 +451,94 @@ def _phases(
         )
         if last is not _FIXED_POINT:
             reason = last
+        if reason is _FIXED_POINT and logic_built():
+            in_context = _context_pass(term, ruleset, budget, counts, steps)
+            if in_context is not term:
+                term, reason, more = _run(in_context, dispatch, budget, counts, steps, batch=batch)
+                n_steps += more
     return term, reason, n_steps
+
+
+_JUNCTION_CLAUSES = 64  # a conjunction with more clauses is left as the rules leave it
+_AND_OP, _OR_OP = Op.AND, Op.OR
+
+
+def _context_pass(
+    term: Term, ruleset: RuleSet, budget: Budget, counts: dict[str, int], steps: list[Step] | None
+) -> Term:
+    """Each ``and``/``or`` node's clauses simplified in their context, bottom-up.
+
+    A clause of a conjunction matters only where the other clauses hold, and a clause of
+    a disjunction only where the others fail: the clause is rewritten with its variables'
+    ranges narrowed by that context (:mod:`quorem.engine.context`), and the conjunction
+    keeps its value at every point. Contexts that cannot hold decide the junction (a
+    conjunction whose other clauses contradict each other is 0). A clause's rewrite is
+    kept only if it fits int64 with the variables' full ranges wherever the clause did,
+    since the clause is still computed where the context fails.
+    """
+    memo: dict[Term, Term] = {}
+    for t in postorder(term):
+        if not t.args:
+            memo[t] = t
+            continue
+        new_args = tuple(memo[a] for a in t.args)
+        new = t
+        if any(a is not b for a, b in zip(new_args, t.args, strict=True)):
+            new = rebuild(t, new_args)
+            if t.fits64 and not new.fits64:
+                new = _rebuild_fitting(t, t.args, new_args)
+        if new.op is _AND_OP or new.op is _OR_OP:
+            new = _junction_in_context(new, ruleset, budget, counts, steps)
+        memo[t] = new
+    return memo[term]
+
+
+def _division_count(t: Term) -> int:
+    return sum(1 for n in nodes(t) if n.op in _DIVISION_OPS)
+
+
+_DIVISION_OPS = frozenset({Op.FLOORDIV, Op.FLOORMOD, Op.TRUNCDIV, Op.TRUNCMOD})
+
+
+def _clauses(t: Term) -> list[Term]:
+    out = []
+    op = t.op
+    while t.op is op:
+        out.append(t.args[0])
+        t = t.args[1]
+    out.append(t)
+    return out
+
+
+def _junction_in_context(
+    t: Term, ruleset: RuleSet, budget: Budget, counts: dict[str, int], steps: list[Step] | None
+) -> Term:
+    conj = t.op is _AND_OP
+    clauses = _clauses(t)
+    if len(clauses) > _JUNCTION_CLAUSES:
+        return t
+    # The clauses with the most divisions first: where two clauses imply each other
+    # (``x < 8`` and ``x // 8 == 0`` on x >= 0), the one dropped is the costlier.
+    clauses.sort(key=_division_count, reverse=True)
+    for _ in range(2):
+        changed = False
+        for i, clause in enumerate(clauses):
+            others = clauses[:i] + clauses[i + 1 :]
+            context = others if conj else [logical_not(o) for o in others]
+            bounds = narrow(context, {})
+            if bounds is None:  # the others cannot all hold (conj) / all fail (disj)
+                return const(0 if conj else 1)
+            names = free_names(clause)
+            narrowed, back = narrowed_variables(
+                clause, {n: b for n, b in bounds.items() if n in names}
+            )
+            if not back:
+                continue
+            result, _, _ = _phases(narrowed, ruleset, budget, counts, steps)
+            result = restore_variables(result, back)
+            if result is not clause and (result.fits64 or not clause.fits64):
+                clauses[i] = result
+                changed = True
+        if not changed:
+            break
+    return (conjunction if conj else disjunction)(clauses)

@@ -153,6 +153,8 @@ _FIXED_OPS: Final = {
     "le": Op.LE,
     "eq": Op.EQ,
     "ne": Op.NE,
+    "and": Op.AND,
+    "or": Op.OR,
 }
 
 # -------------------------------------------------------------------------- expressions

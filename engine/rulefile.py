@@ -220,6 +220,8 @@ class _Checker:
                 return POp("div" if node.op == "//" else "mod", kids)
             if node.op in _CMP_OPS:
                 return POp(_CMP_OPS[node.op], (self.pattern(node.left), self.pattern(node.right)))
+            if node.op in ("and", "or"):
+                return POp(node.op, (self.pattern(node.left), self.pattern(node.right)))
             if node.op in (">", ">="):
                 op = "lt" if node.op == ">" else "le"
                 return POp(op, (self.pattern(node.right), self.pattern(node.left)))
@@ -452,8 +454,10 @@ def _type_of(e: Expr, ck: _Checker) -> tuple[str, bool]:
         rt, rs = _type_of(e.right, ck)
         seq = ls or rs
         if e.op in ("and", "or"):
+            if lt == rt == _TERM:
+                return _TERM, seq  # the term ``a and b`` of a rewrite
             if lt != _BOOL or rt != _BOOL:
-                raise ck.type_error(f"'{e.op}' joins conditions, not numbers")
+                raise ck.type_error(f"'{e.op}' joins conditions, or two terms, not numbers")
             return _BOOL, seq
         if _BOOL in (lt, rt):
             raise ck.type_error(f"'{e.op}' needs numbers or terms, not conditions")

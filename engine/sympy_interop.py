@@ -107,6 +107,10 @@ def _build(sp: Any, low: Term, values: dict[Term, Any]) -> None:
             values[t] = _lattice(sp.Max, *args)
         elif op is Op.MIN:
             values[t] = _lattice(sp.Min, *args)
+        elif op is Op.AND or op is Op.OR:
+            # min/max of the operands' truth values, each min(1, |operand|).
+            a, b = (_lattice(sp.Min, sp.Integer(1), _magnitude(sp, x)) for x in args)
+            values[t] = _lattice(sp.Min if op is Op.AND else sp.Max, a, b)
         else:
             values[t] = _indicator(sp, op, *args)
 
@@ -133,6 +137,11 @@ def _indicator(sp: Any, op: Op, a: Any, b: Any) -> Any:
     if op is Op.NE:
         return _lattice(sp.Min, one, distance)
     return 1 - _lattice(sp.Min, one, distance)
+
+
+def _magnitude(sp: Any, a: Any) -> Any:
+    """``|a|``, unevaluated unless a number (see :func:`_indicator`)."""
+    return sp.Abs(a) if a.is_Integer else sp.Abs(a, evaluate=False)
 
 
 def _lattice(cls: Any, a: Any, b: Any) -> Any:

@@ -73,9 +73,14 @@ __all__ = [
     "binary",
     "check_one_name",
     "compare",
+    "conjunction",
     "const",
+    "disjunction",
     "div",
     "linear",
+    "logical_and",
+    "logical_not",
+    "logical_or",
     "maximum",
     "minimum",
     "mod",
@@ -90,6 +95,7 @@ __all__ = [
 _CONST, _VAR, _ADD, _MUL, _MAX, _MIN = Op.CONST, Op.VAR, Op.ADD, Op.MUL, Op.MAX, Op.MIN
 _FLOORDIV, _FLOORMOD, _TRUNCDIV, _TRUNCMOD = Op.FLOORDIV, Op.FLOORMOD, Op.TRUNCDIV, Op.TRUNCMOD
 _LT, _LE, _EQ, _NE = Op.LT, Op.LE, Op.EQ, Op.NE
+_AND, _OR = Op.AND, Op.OR
 _S_FLOOR: Final = Semantics.FLOOR
 _OP_VALUE: Final = tuple(op.value for op in Op)  # _OP_VALUE[op] is op.value, fast
 
@@ -283,6 +289,8 @@ _BINARY_RANGE: Final[dict[Op, Callable[[iv.Range, iv.Range], iv.Range]]] = {
     _LE: functools.partial(iv.compare_range, False),
     _EQ: functools.partial(iv.equality_range, True),
     _NE: functools.partial(iv.equality_range, False),
+    _AND: functools.partial(iv.logic_range, True),
+    _OR: functools.partial(iv.logic_range, False),
 }
 
 
@@ -878,13 +886,169 @@ def minimum(a: Term, b: Term) -> Term:
     return _make_binary(_MIN, *_ordered_pair(a, b))
 
 
+def _moved_constant(a: Term, b: Term) -> tuple[Term, Term]:
+    """``a + k op c`` as ``a op c - k`` where ``c - k`` fits int64 (``x - 1 == 4``: ``x == 5``)."""
+    if b.op is _CONST and a.op is _ADD and a.arg[1] != 0:
+        moved = b.arg - a.arg[1]
+        if _INT64_MIN <= moved <= _INT64_MAX:
+            return linear(zip(a.args, a.arg[0], strict=True)), const(moved)
+    return a, b
+
+
 def compare(op: Op, a: Term, b: Term) -> Term:
-    """The 0/1 term ``a op b`` for ``op`` in ``LT``, ``LE``, ``EQ``, ``NE``."""
+    """The 0/1 term ``a op b`` for ``op`` in ``LT``, ``LE``, ``EQ``, ``NE``.
+
+    A constant added on one side while the other is a constant moves across
+    (``x - 20 < -12`` is ``x < 8``).
+    """
+    a, b = _moved_constant(a, b)
+    b, a = _moved_constant(b, a)
     if op in (_EQ, _NE):
         return _make_binary(op, *_ordered_pair(a, b))
     if op in (_LT, _LE):
         return _make_binary(op, a, b)
     raise TermError(f"{op.name} is not a comparison")
+
+
+# ---------------------------------------------------------------------------- logic
+# ``and`` and ``or`` are logical over integers: an operand is true where it is non-zero,
+# and the value is 0 or 1. A conjunction is kept as a chain of binary nodes over its
+# clauses, flattened, without duplicates, sorted and nested to the right
+# (``c1 and (c2 and c3)``), so every association and order of the same clauses is one
+# term, and the matcher, the walkers and the prover see ordinary binary operators.
+# There is no ``not`` node: ``not c`` is built as the negated comparison, or by De Morgan,
+# or as ``c == 0``.
+
+
+def _known_true(t: Term) -> bool:
+    lo, hi = t.vmin, t.vmax
+    return (lo is not None and lo > 0) or (hi is not None and hi < 0)
+
+
+def _known_false(t: Term) -> bool:
+    return t.vmin == 0 and t.vmax == 0
+
+
+def _is_boolean(t: Term) -> bool:
+    lo, hi = t.vmin, t.vmax
+    return lo is not None and hi is not None and lo >= 0 and hi <= 1
+
+
+def _junction(op: Op, items: Iterable[Term]) -> Term:
+    """The canonical conjunction (``op`` AND) or disjunction (OR) of ``items``.
+
+    A clause decided by its range is dropped (true in a conjunction, false in a
+    disjunction) or decides the whole; a clause and its negation decide it too. One
+    clause left is the clause itself when it is 0/1-valued, else ``clause != 0``.
+    """
+    conj = op is _AND
+    stack = list(items)
+    seen: dict[Term, None] = {}
+    while stack:
+        t = stack.pop()
+        if t.op is op:
+            stack.extend(t.args)
+        elif _known_false(t):
+            if conj:
+                return const(0)
+        elif _known_true(t):
+            if not conj:
+                return const(1)
+        else:
+            seen[t] = None
+    for t in seen:
+        if t.op in _COMPARISON_OPS and _negated_comparison(t) in seen:
+            return const(0 if conj else 1)
+    if not seen:
+        return const(1 if conj else 0)
+    clauses = _sorted(seen)
+    if len(clauses) == 1:
+        only = clauses[0]
+        return only if _is_boolean(only) else compare(_NE, only, const(0))
+    acc = clauses[-1]
+    for c in reversed(clauses[:-1]):
+        acc = _make_binary(op, c, acc)
+    if not _LOGIC_BUILT:
+        _LOGIC_BUILT.append(True)
+    return acc
+
+
+_LOGIC_BUILT: Final[list[bool]] = []  # non-empty once any and/or node has been built
+
+
+def logic_built() -> bool:
+    """Whether any ``and``/``or`` node was built in this process (else none exists).
+
+    Until one is, the rewriter skips its pass over conjunctions.
+    """
+    return bool(_LOGIC_BUILT)
+
+
+def conjunction(clauses: Iterable[Term]) -> Term:
+    """The 0/1 term true where every clause is non-zero (``1`` for no clauses)."""
+    return _junction(_AND, clauses)
+
+
+def disjunction(clauses: Iterable[Term]) -> Term:
+    """The 0/1 term true where some clause is non-zero (``0`` for no clauses)."""
+    return _junction(_OR, clauses)
+
+
+def logical_and(a: Term, b: Term) -> Term:
+    """The term ``a and b``: 1 where both are non-zero, else 0."""
+    return _junction(_AND, (a, b))
+
+
+def logical_or(a: Term, b: Term) -> Term:
+    """The term ``a or b``: 1 where either is non-zero, else 0."""
+    return _junction(_OR, (a, b))
+
+
+def _negated_comparison(t: Term) -> Term:
+    a, b = t.args
+    op = t.op
+    if op is _LT:
+        return _make_binary(_LE, b, a)
+    if op is _LE:
+        return _make_binary(_LT, b, a)
+    return _make_binary(_NE if op is _EQ else _EQ, a, b)
+
+
+def _negated_atom(t: Term) -> Term:
+    if t.op is _CONST:
+        return const(int(t.arg == 0))
+    if t.op in _COMPARISON_OPS:
+        return _negated_comparison(t)
+    return compare(_EQ, t, const(0))
+
+
+def logical_not(t: Term) -> Term:
+    """The term ``not t``: 1 where ``t`` is 0, else 0.
+
+    A comparison is negated (``not a < b`` is ``b <= a``), a conjunction or disjunction
+    by De Morgan's laws down to its clauses, anything else is ``t == 0``. Iterative:
+    junctions nested to any depth are negated without recursion.
+    """
+    if t.op is not _AND and t.op is not _OR:
+        return _negated_atom(t)
+    stack: list[tuple[Term, bool]] = [(t, False)]
+    negated: dict[Term, Term] = {}
+    while stack:
+        node, ready = stack.pop()
+        if node in negated:
+            continue
+        if node.op is not _AND and node.op is not _OR:
+            negated[node] = _negated_atom(node)
+        elif ready:
+            dual = _OR if node.op is _AND else _AND
+            negated[node] = _junction(dual, [negated[a] for a in node.args])
+        else:
+            stack.append((node, True))
+            stack.extend((a, False) for a in node.args if a not in negated)
+    return negated[t]
+
+
+_COMPARISON_OPS: Final = frozenset({_LT, _LE, _EQ, _NE})
 
 
 def binary(op: Op, a: Term, b: Term) -> Term:
@@ -901,6 +1065,8 @@ def binary(op: Op, a: Term, b: Term) -> Term:
         return maximum(a, b)
     if op is _MIN:
         return minimum(a, b)
+    if op is _AND or op is _OR:
+        return _junction(op, (a, b))
     return compare(op, a, b)
 
 

@@ -191,7 +191,10 @@ class _Encoder:
             return z3.If(a >= b, a, b)
         if op == "min":
             return z3.If(a <= b, a, b)
-        cond = {"lt": a < b, "le": a <= b, "eq": a == b, "ne": a != b}[op]
+        if op in ("and", "or"):
+            cond = z3.And(a != 0, b != 0) if op == "and" else z3.Or(a != 0, b != 0)
+        else:
+            cond = {"lt": a < b, "le": a <= b, "eq": a == b, "ne": a != b}[op]
         return z3.If(cond, z3.IntVal(1), z3.IntVal(0))
 
     def pattern_sum(self, p: PSum, defined: list[z3.BoolRef]) -> z3.ArithRef:
@@ -281,6 +284,13 @@ class _Encoder:
     def binary(self, e: Binary, index: int | None) -> _Val:
         a = self.expr(e.left, index)
         b = self.expr(e.right, index)
+        if e.op in ("and", "or") and (a.is_term or b.is_term):
+            # The term ``a and b`` of a rewrite: 0/1, an operand true where non-zero.
+            both = (a.value != 0, b.value != 0)
+            cond = z3.And(*both) if e.op == "and" else z3.Or(*both)
+            self.operands(True, (a, b))
+            indicator = z3.If(cond, z3.IntVal(1), z3.IntVal(0))
+            return self.node(_Val(indicator, a.built + b.built, a.runtime + b.runtime, True))
         if e.op in ("and", "or"):
             # Short-circuit: the right side is only evaluated when the left does not decide.
             guard_b = a.value if e.op == "and" else z3.Not(a.value)

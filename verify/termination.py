@@ -586,7 +586,8 @@ class _Measurer:
         if isinstance(e, Unary):
             return e.op != "not" and self.is_term(e.operand)
         if isinstance(e, Binary):
-            return e.op not in ("and", "or") and (self.is_term(e.left) or self.is_term(e.right))
+            # ``a and b`` of two terms is a term (of a rewrite); of conditions, a condition.
+            return self.is_term(e.left) or self.is_term(e.right)
         if isinstance(e, Call):
             if e.func in ("vmin", "vmax", "all", "any", "gcd", "abs", "divides"):
                 return False

@@ -104,7 +104,11 @@ class _Translator:
             return z3.If(a >= b, a, b)
         if op is Op.MIN:
             return z3.If(a <= b, a, b)
-        cond = {Op.LT: a < b, Op.LE: a <= b, Op.EQ: a == b, Op.NE: a != b}[op]
+        if op is Op.AND or op is Op.OR:
+            both = (a != 0, b != 0)
+            cond = z3.And(*both) if op is Op.AND else z3.Or(*both)
+        else:
+            cond = {Op.LT: a < b, Op.LE: a <= b, Op.EQ: a == b, Op.NE: a != b}[op]
         return z3.If(cond, z3.IntVal(1), z3.IntVal(0))
 
 

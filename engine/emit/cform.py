@@ -29,6 +29,7 @@ __all__ = [
     "fits",
     "leaf",
     "literal",
+    "logic",
     "mask",
     "negate",
     "render",
@@ -47,7 +48,18 @@ _LIMITS: Final = {
 }
 _BITS: Final = {INT: 32, INT32: 32, INT64: 64}
 _ARITH_PREC: Final = {"*": 13, "/": 13, "%": 13, "+": 12, "-": 12}
-_OTHER_PREC: Final = {">>": 11, "<": 10, "<=": 10, ">": 10, "==": 9, "!=": 9, "&": 8, "?:": 3}
+_OTHER_PREC: Final = {
+    ">>": 11,
+    "<": 10,
+    "<=": 10,
+    ">": 10,
+    "==": 9,
+    "!=": 9,
+    "&": 8,
+    "&&": 5,
+    "||": 4,
+    "?:": 3,
+}
 _UNARY: Final = 15
 _PRIMARY: Final = 16
 
@@ -208,6 +220,12 @@ def mask(a: CExpr, m: CExpr) -> CExpr:
 def compare(op: str, a: CExpr, b: CExpr) -> CExpr:
     """``a op b`` for a comparison ``op``: an ``int``, 0 or 1."""
     assert a.ctype == b.ctype, (a.ctype, b.ctype)
+    return CExpr(op, (a, b), INT, 0, 1)
+
+
+def logic(op: str, a: CExpr, b: CExpr) -> CExpr:
+    """``a && b`` or ``a || b``: an ``int``, 0 or 1 (an operand is true where non-zero)."""
+    assert op in ("&&", "||"), op
     return CExpr(op, (a, b), INT, 0, 1)
 
 

@@ -129,6 +129,9 @@ class _Python:
         if op in _COMPARE:
             left, right = (self.operand(x) for x in t.args)
             return f"int({left} {_COMPARE[op]} {right})"
+        if op is Op.AND or op is Op.OR:
+            left, right = (self.operand(x) for x in t.args)
+            return f"int({left} != 0 {'and' if op is Op.AND else 'or'} {right} != 0)"
         raise EmitError(f"{op.name.lower()} has no Python form here (was the term lowered?)")
 
 

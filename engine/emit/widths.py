@@ -31,6 +31,7 @@ from quorem.engine.emit.cform import (
     fits,
     leaf,
     literal,
+    logic,
     mask,
     negate,
     render,
@@ -178,6 +179,9 @@ def node_expr(t: Term, w: Width, operand: Operand) -> CExpr:
     if op in (Op.MAX, Op.MIN):
         left, right = (operand(a, w) for a in t.args)
         return select(">" if op is Op.MAX else "<", left, right)
+    if op is Op.AND or op is Op.OR:
+        left, right = (operand(a, None) for a in t.args)
+        return cast(logic("&&" if op is Op.AND else "||", left, right), w.c_type)
     if op in _COMPARE:
         # Compared at the operands' width, whatever width holds the 0 or 1.
         left, right = (operand(a, None) for a in t.args)

@@ -1,0 +1,221 @@
+"""Simplification under conditions: variable ranges narrowed by what is known to hold.
+
+A condition is a term that is non-zero where it holds: a comparison, a conjunction of
+them, or anything else (which is then only known to be non-zero). From conditions that
+hold, :func:`narrow` derives tighter bounds for the variables by interval propagation
+over linear bounds (``4*x + y < 30`` with ``y >= 0`` gives ``x <= 7``), through floor and
+truncating division by a positive constant (``x // 8 == 3`` gives ``24 <= x <= 31``).
+Every derived bound is implied by the conditions, so a term simplified with its
+variables given the narrowed bounds equals the original term at every point where the
+conditions hold. Bounds only ever narrow.
+
+The rewriter uses this for the clauses of a conjunction (each clause simplified knowing
+the others hold) and of a disjunction (knowing the others fail); ``quorem.simplify``
+for its ``given`` conditions; the indexing maps for their constraints.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Final
+
+from quorem.engine.ops import Op
+from quorem.engine.term import Term, const, linear, var
+from quorem.engine.walk import free_names, nodes, substitute
+
+__all__ = ["Bounds", "names_of", "narrow", "narrowed_variables", "restore_variables"]
+
+Bounds = dict[str, tuple[int | None, int | None]]
+
+_ROUNDS: Final = 4  # propagation passes over the conditions: enough for chains a..b..c
+_MAX_FACTS: Final = 2000  # atoms visited per pass: a bound on the work for huge conditions
+
+
+class _ContradictionError(Exception):
+    """The conditions cannot hold together (some variable's range became empty)."""
+
+
+def _ceil_div(a: int, b: int) -> int:
+    return -(-a // b)
+
+
+class _Narrowing:
+    def __init__(self, bounds: Bounds) -> None:
+        self.bounds = bounds
+        self.changed = False
+        self.work = 0
+
+    def range_of(self, t: Term) -> tuple[int | None, int | None]:
+        if t.op is Op.VAR:
+            return self.bounds.get(t.arg[0], (t.arg[1], t.arg[2]))
+        return t.vmin, t.vmax
+
+    def tighten_var(self, t: Term, lo: int | None, hi: int | None) -> None:
+        name = t.arg[0]
+        old_lo, old_hi = self.bounds.get(name, (t.arg[1], t.arg[2]))
+        new_lo = old_lo if lo is None or (old_lo is not None and old_lo >= lo) else lo
+        new_hi = old_hi if hi is None or (old_hi is not None and old_hi <= hi) else hi
+        if new_lo is not None and new_hi is not None and new_lo > new_hi:
+            raise _ContradictionError
+        if (new_lo, new_hi) != (old_lo, old_hi):
+            self.bounds[name] = (new_lo, new_hi)
+            self.changed = True
+
+    def value_in(self, t: Term, lo: int | None, hi: int | None) -> None:
+        """Record that the value of ``t`` lies in ``[lo, hi]`` (None: unbounded side)."""
+        self.work += 1
+        if self.work > _MAX_FACTS or (lo is None and hi is None):
+            return
+        op = t.op
+        if op is Op.CONST:
+            if (lo is not None and t.arg < lo) or (hi is not None and t.arg > hi):
+                raise _ContradictionError
+        elif op is Op.VAR:
+            self.tighten_var(t, lo, hi)
+        elif op is Op.ADD:
+            self.sum_in(t, lo, hi)
+        elif op in (Op.FLOORDIV, Op.TRUNCDIV) and t.args[1].op is Op.CONST and t.args[1].arg > 0:
+            self.quotient_in(t.args[0], t.args[1].arg, op is Op.FLOORDIV, lo, hi)
+
+    def sum_in(self, t: Term, lo: int | None, hi: int | None) -> None:
+        """``sum(c_i*t_i) + k`` in ``[lo, hi]``: bound each addend by the others' extremes."""
+        coefs, k = t.arg
+        ranges = [self.range_of(a) for a in t.args]
+        # Extremes of each c_i*t_i.
+        lows: list[int | None] = []
+        highs: list[int | None] = []
+        for c, (a_lo, a_hi) in zip(coefs, ranges, strict=True):
+            lo_i, hi_i = (a_lo, a_hi) if c > 0 else (a_hi, a_lo)
+            lows.append(None if lo_i is None else c * lo_i)
+            highs.append(None if hi_i is None else c * hi_i)
+        unknown_low = sum(1 for v in lows if v is None)
+        unknown_high = sum(1 for v in highs if v is None)
+        total_low = k + sum(v for v in lows if v is not None)
+        total_high = k + sum(v for v in highs if v is not None)
+        for i, (atom, c) in enumerate(zip(t.args, coefs, strict=True)):
+            # c*atom <= hi - (sum of the others' lows); >= lo - (the others' highs).
+            upper: int | None = None
+            if hi is not None and unknown_low - (lows[i] is None) == 0:
+                others = total_low - (lows[i] or 0)
+                upper = hi - others
+            lower: int | None = None
+            if lo is not None and unknown_high - (highs[i] is None) == 0:
+                others = total_high - (highs[i] or 0)
+                lower = lo - others
+            if upper is None and lower is None:
+                continue
+            if c > 0:
+                a_hi = None if upper is None else upper // c
+                a_lo = None if lower is None else _ceil_div(lower, c)
+            else:
+                a_hi = None if lower is None else lower // c
+                a_lo = None if upper is None else _ceil_div(upper, c)
+            self.value_in(atom, a_lo, a_hi)
+
+    def quotient_in(self, x: Term, d: int, floor: bool, lo: int | None, hi: int | None) -> None:
+        """``x // d`` in ``[lo, hi]`` for ``d > 0``: the numerator's range."""
+        if floor:
+            x_lo = None if lo is None else lo * d
+            x_hi = None if hi is None else hi * d + d - 1
+        else:  # truncation rounds toward zero: the band of a quotient q <= 0 reaches up
+            x_lo = None if lo is None else (lo * d if lo > 0 else lo * d - d + 1)
+            x_hi = None if hi is None else (hi * d + d - 1 if hi >= 0 else hi * d)
+        self.value_in(x, x_lo, x_hi)
+
+    def condition(self, c: Term) -> None:
+        """Record what ``c`` holding (being non-zero) says."""
+        while c.op is Op.AND:  # a chain nested to the right: iterate, do not recurse
+            self.clause(c.args[0])
+            c = c.args[1]
+        self.clause(c)
+
+    def clause(self, c: Term) -> None:
+        op = c.op
+        if op is Op.AND:
+            self.condition(c)
+        elif op in (Op.LT, Op.LE, Op.EQ):
+            a, b = c.args
+            diff = linear([(a, 1), (b, -1)])
+            if op is Op.EQ:
+                self.value_in(diff, 0, 0)
+            else:
+                self.value_in(diff, None, -1 if op is Op.LT else 0)
+        elif op is Op.NE:
+            a, b = c.args
+            diff = linear([(a, 1), (b, -1)])
+            if diff.op is Op.ADD and len(diff.args) == 1 and diff.args[0].op is Op.VAR:
+                (coef,), k = diff.arg
+                if k % coef == 0:  # coef*x + k != 0 excludes x = -k/coef: an endpoint?
+                    self.exclude(diff.args[0], -k // coef)
+            elif diff.op is Op.CONST and diff.arg == 0:
+                raise _ContradictionError
+        elif c.op is Op.CONST and c.arg == 0:
+            raise _ContradictionError
+
+    def exclude(self, x: Term, value: int) -> None:
+        lo, hi = self.range_of(x)
+        if lo == value:
+            self.tighten_var(x, value + 1, None)
+        elif hi == value:
+            self.tighten_var(x, None, value - 1)
+
+
+def narrow(
+    conditions: Iterable[Term], bounds: Mapping[str, tuple[int | None, int | None]]
+) -> Bounds | None:
+    """Variable bounds narrowed by ``conditions``; None if they cannot hold together.
+
+    ``bounds`` gives each variable's bounds to start from (a variable not in it starts
+    from its own). The result has an entry for every variable whose bounds narrowed and
+    for every name of ``bounds``; each is within the starting bounds and contains every
+    value the variable takes at a point of the box where all conditions hold.
+    """
+    state = _Narrowing(dict(bounds))
+    conds = list(conditions)
+    try:
+        for _ in range(_ROUNDS):
+            state.changed = False
+            state.work = 0
+            for c in conds:
+                state.condition(c)
+            if not state.changed:
+                break
+    except _ContradictionError:
+        return None
+    except RecursionError:  # a conjunction nested beyond the stack: no narrowing
+        return dict(bounds)
+    return state.bounds
+
+
+def narrowed_variables(term: Term, bounds: Bounds) -> tuple[Term, dict[str, Term]]:
+    """``term`` with its narrowed variables, and the map back (name -> original).
+
+    Each variable of ``term`` named in ``bounds`` with other bounds than its own is
+    replaced by the variable of that name with those bounds, or by the constant when
+    they admit one value.
+    """
+    originals = {t.arg[0]: t for t in nodes(term) if t.op is Op.VAR}
+    forward: dict[str, Term] = {}
+    back: dict[str, Term] = {}
+    for name, original in originals.items():
+        if name not in bounds:
+            continue
+        lo, hi = bounds[name]
+        if (lo, hi) != (original.arg[1], original.arg[2]):
+            # A variable pinned to one value is that value (``y == 2`` puts 2 for y).
+            forward[name] = const(lo) if lo is not None and lo == hi else var(name, lo, hi)
+            back[name] = original
+    return substitute(term, forward), back
+
+
+def restore_variables(term: Term, back: Mapping[str, Term]) -> Term:
+    """``term`` with the narrowed variables given their original bounds again."""
+    return substitute(term, back)
+
+
+def names_of(terms: Sequence[Term]) -> set[str]:
+    """The variable names the terms mention."""
+    out: set[str] = set()
+    for t in terms:
+        out |= free_names(t)
+    return out
