@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import warnings
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from quorem.engine.build import parse_term
@@ -24,6 +24,7 @@ from quorem.engine.rewrite import (
     Step,
     StopReason,
     rewrite,
+    rewrite_given,
     rewrite_stop,
 )
 from quorem.engine.rule import Rule
@@ -41,6 +42,7 @@ from quorem.engine.term import (
     sum_of,
     var,
 )
+from quorem.engine.walk import nodes
 
 __all__ = [
     "EvaluationError",
@@ -113,6 +115,7 @@ def simplify(
     rules: RuleSet | None = None,
     *,
     max_steps: int | None = None,
+    given: Sequence[Term] = (),
 ) -> Term:
     """Simplify ``term`` with ``rules`` (default: the shipped rules) to a fixed point.
 
@@ -124,6 +127,11 @@ def simplify(
     :class:`IncompleteRewriteWarning` is issued. Use :func:`explain` to see the rules
     applied and why rewriting stopped.
 
+    With ``given`` conditions (terms such as ``x*4 + y < 30``, true where non-zero), the
+    result equals ``term`` only at the points where every condition holds: the
+    variables' ranges are narrowed by the conditions while simplifying (see
+    :func:`quorem.engine.rewrite.rewrite_given`).
+
     Safe to call from several threads at once, on shared terms and rule sets (see
     *Threads* in :mod:`quorem.engine.term`).
 
@@ -132,10 +140,14 @@ def simplify(
             one name and different bounds; the message names the variable and both bounds.
 
     """
-    check_one_name(term)
-    result, reason = rewrite_stop(
-        term, default_ruleset() if rules is None else rules, max_steps=max_steps
-    )
+    ruleset = default_ruleset() if rules is None else rules
+    if given:
+        _check_names(term, given)
+        found = rewrite_given(term, ruleset, given, max_steps=max_steps)
+        result, reason = found.term, found.reason
+    else:
+        check_one_name(term)
+        result, reason = rewrite_stop(term, ruleset, max_steps=max_steps)
     if reason is not StopReason.FIXED_POINT:
         warnings.warn(
             IncompleteRewriteWarning(
@@ -153,15 +165,36 @@ def explain(
     rules: RuleSet | None = None,
     *,
     max_steps: int | None = None,
+    given: Sequence[Term] = (),
 ) -> RewriteResult:
     """Simplify ``term`` and return the full result: rules fired in order, counts, stop reason.
 
-    Never warns: the stop reason is the result's ``reason``. Raises VariableClashError
-    as :func:`simplify` does, and is as safe to call from several threads.
+    Never warns: the stop reason is the result's ``reason``. With ``given``, as
+    :func:`simplify`: the result's ``given`` says under which conditions it equals
+    ``term``. Raises VariableClashError as :func:`simplify` does, and is as safe to call
+    from several threads.
     """
-    check_one_name(term)
     ruleset = default_ruleset() if rules is None else rules
+    if given:
+        _check_names(term, given)
+        return rewrite_given(term, ruleset, given, max_steps=max_steps, trace=True)
+    check_one_name(term)
     return rewrite(term, ruleset, max_steps=max_steps, trace=True)
+
+
+def _check_names(term: Term, given: Sequence[Term]) -> None:
+    """VariableClashError if the term and its conditions use one name for two variables."""
+    seen: dict[str, tuple[int | None, int | None]] = {}
+    for t in (term, *given):
+        if not isinstance(t, Term):
+            raise TypeError(f"a condition must be a term, not {type(t).__name__}")
+        check_one_name(t)
+        for n in nodes(t):
+            if n.op is Op.VAR:
+                name, lo, hi = n.arg
+                other = seen.setdefault(name, (lo, hi))
+                if other != (lo, hi):
+                    raise VariableClashError(name, other, (lo, hi))
 
 
 def emit(

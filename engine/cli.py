@@ -39,7 +39,7 @@ from quorem.engine.emit import DEFAULT_NAME, LANGUAGES, emit
 from quorem.engine.indexing.hlo_cli import add_hlo_parser
 from quorem.engine.indexing.map_cli import add_map_parser
 from quorem.engine.printer import int_text
-from quorem.engine.rewrite import DEFAULT_MAX_STEPS, rewrite, rewrite_term
+from quorem.engine.rewrite import DEFAULT_MAX_STEPS, rewrite, rewrite_given, rewrite_term
 from quorem.engine.rule import Rule
 from quorem.engine.syntax import MAX_DIGITS, RESERVED, parse_int
 from quorem.engine.walk import free_names
@@ -236,9 +236,9 @@ def cmd_simplify(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     """``quorem simplify``: one expression (``EXPR``) or a batch (``--batch FILE``)."""
     semantics = Semantics(args.semantics)
     if args.batch is not None:
-        if args.expr is not None or args.var or args.explain or args.validate:
+        if args.expr is not None or args.var or args.explain or args.validate or args.given:
             raise CliError(
-                "--batch takes no EXPR, --var, --explain or --validate (they are per line)"
+                "--batch takes no EXPR, --var, --given, --explain or --validate (they are per line)"
             )
         return _run_batch_source(args.batch, semantics, args.max_steps, out, err)
     if args.expr is None:
@@ -248,8 +248,11 @@ def cmd_simplify(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     unused = sorted(set(bounds) - free_names(term))
     if unused:
         err.write(f"quorem: warning: --var {', '.join(unused)}: not in the expression\n")
+    given = [_parse_expr(text, bounds, semantics) for text in args.given]
     tracing = args.explain or args.validate
-    result = rewrite(term, default_ruleset(), max_steps=args.max_steps, trace=tracing)
+    result = rewrite_given(term, default_ruleset(), given, max_steps=args.max_steps, trace=tracing)
+    if result.given_never_hold:
+        err.write("quorem: warning: the --given conditions can never hold together\n")
     out.write(to_text(result.term, semantics) + "\n")
     if args.explain:
         out.write("\n" + "\n".join(explain_lines(result, semantics, count_divmod(term))) + "\n")
@@ -290,6 +293,7 @@ class BatchJob:
     id: str | None
     term: Term
     semantics: Semantics
+    given: tuple[Term, ...] = ()
 
 
 class LineError(Exception):
@@ -352,7 +356,18 @@ def _job_of(record: object, default: Semantics) -> BatchJob:
         raise LineError(f"expr at {exc.line}:{exc.col}: {exc.reason}") from None
     except QuoremError as exc:
         raise LineError(f"expr: {exc}") from None
-    return BatchJob(ident, term, semantics)
+    raw_given = record.get("given", [])
+    if not isinstance(raw_given, list) or not all(isinstance(g, str) for g in raw_given):
+        raise LineError(f"given must be a list of condition strings, got {_show(raw_given)}")
+    given = []
+    for i, text in enumerate(raw_given):
+        try:
+            given.append(parse(text, bounds, semantics))
+        except ParseError as exc:
+            raise LineError(f"given[{i}] at {exc.line}:{exc.col}: {exc.reason}") from None
+        except QuoremError as exc:
+            raise LineError(f"given[{i}]: {exc}") from None
+    return BatchJob(ident, term, semantics, tuple(given))
 
 
 class _LongIntegerError(Exception):
@@ -425,7 +440,7 @@ def _simplify_job(job: BatchJob, lineno: int, max_steps: int | None, err: TextIO
     """Rewrite one parsed batch line and build its result object."""
     ruleset = default_ruleset()  # loaded before the clock starts
     start = time.perf_counter()
-    result = rewrite(job.term, ruleset, max_steps=max_steps)
+    result = rewrite_given(job.term, ruleset, job.given, max_steps=max_steps)
     seconds = time.perf_counter() - start
     where = f"line {lineno}" + (f" (id {job.id!r})" if job.id is not None else "") + ": "
     _warn_if_not_normal(result, where, err)
@@ -601,8 +616,10 @@ bounds:
   An EXPR starting with '-' goes after '--':  quorem simplify -- '-x//4'
 
 batch (--batch FILE.jsonl, '-' for stdin), one JSON object per line:
-  in:  {"id": str, "vars": {"x": [lo, hi], ...}, "expr": str, "semantics": "floor"|"trunc"}
-       (semantics defaults to --semantics; null bounds are unbounded; blank lines skipped)
+  in:  {"id": str, "vars": {"x": [lo, hi], ...}, "expr": str, "semantics": "floor"|"trunc",
+        "given": [str, ...]}
+       (semantics defaults to --semantics; null bounds are unbounded; blank lines skipped;
+       the output equals expr wherever every condition of the optional given holds)
   out: {"id", "output", "ops_before", "ops_after", "rules", "seconds"}
        or {"id", "error"} for a bad line; ops count //, % and division functions;
        seconds times the rewrite alone.
@@ -654,6 +671,14 @@ def build_parser() -> argparse.ArgumentParser:
         "--validate",
         action="store_true",
         help="check every rewrite step taken with Z3 (needs z3-solver); exit 1 on a wrong step",
+    )
+    simp.add_argument(
+        "--given",
+        action="append",
+        default=[],
+        metavar="COND",
+        help="a condition known to hold, e.g. 'x*4 + y < 30' (repeatable): the result "
+        "equals EXPR wherever every condition holds",
     )
     simp.add_argument("--batch", metavar="FILE", help="JSON-lines input file ('-' for stdin)")
     simp.add_argument(

@@ -16,16 +16,27 @@ for its ``given`` conditions; the indexing maps for their constraints.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Final
 
 from quorem.engine.ops import Op
 from quorem.engine.term import Term, const, linear, var
-from quorem.engine.walk import free_names, nodes, substitute
+from quorem.engine.walk import free_names, nodes, replace_subterms, substitute
 
-__all__ = ["Bounds", "names_of", "narrow", "narrowed_variables", "restore_variables"]
+__all__ = [
+    "Bounds",
+    "Knowledge",
+    "in_context",
+    "knowledge",
+    "names_of",
+    "narrow",
+    "narrowed_variables",
+    "restore_variables",
+]
 
 Bounds = dict[str, tuple[int | None, int | None]]
+_Form = tuple[tuple[Term, ...], tuple[int, ...]]  # a linear form: atoms, coefficients
 
 _ROUNDS: Final = 4  # propagation passes over the conditions: enough for chains a..b..c
 _MAX_FACTS: Final = 2000  # atoms visited per pass: a bound on the work for huge conditions
@@ -42,6 +53,9 @@ def _ceil_div(a: int, b: int) -> int:
 class _Narrowing:
     def __init__(self, bounds: Bounds) -> None:
         self.bounds = bounds
+        # The range of a linear form of several atoms (``4*x + y``), keyed by its atoms
+        # and coefficients: a term holding that form can be bounded as a whole.
+        self.sums: dict[_Form, tuple[int | None, int | None]] = {}
         self.changed = False
         self.work = 0
 
@@ -80,6 +94,15 @@ class _Narrowing:
     def sum_in(self, t: Term, lo: int | None, hi: int | None) -> None:
         """``sum(c_i*t_i) + k`` in ``[lo, hi]``: bound each addend by the others' extremes."""
         coefs, k = t.arg
+        if len(t.args) > 1:
+            key = (t.args, coefs)
+            old_lo, old_hi = self.sums.get(key, (None, None))
+            new_lo = None if lo is None else lo - k
+            new_hi = None if hi is None else hi - k
+            self.sums[key] = (
+                new_lo if old_lo is None or (new_lo is not None and new_lo > old_lo) else old_lo,
+                new_hi if old_hi is None or (new_hi is not None and new_hi < old_hi) else old_hi,
+            )
         ranges = [self.range_of(a) for a in t.args]
         # Extremes of each c_i*t_i.
         lows: list[int | None] = []
@@ -160,6 +183,19 @@ class _Narrowing:
             self.tighten_var(x, None, value - 1)
 
 
+@dataclasses.dataclass(frozen=True, slots=True)
+class Knowledge:
+    """What conditions say: narrowed variable bounds, and ranges of linear forms.
+
+    ``sums`` maps a linear form of several atoms, as ``(atoms, coefficients)`` of a
+    canonical sum without its constant, to a range its value lies in where the
+    conditions hold.
+    """
+
+    bounds: Bounds
+    sums: Mapping[tuple[tuple[Term, ...], tuple[int, ...]], tuple[int | None, int | None]]
+
+
 def narrow(
     conditions: Iterable[Term], bounds: Mapping[str, tuple[int | None, int | None]]
 ) -> Bounds | None:
@@ -170,6 +206,14 @@ def narrow(
     for every name of ``bounds``; each is within the starting bounds and contains every
     value the variable takes at a point of the box where all conditions hold.
     """
+    known = knowledge(conditions, bounds)
+    return None if known is None else known.bounds
+
+
+def knowledge(
+    conditions: Iterable[Term], bounds: Mapping[str, tuple[int | None, int | None]]
+) -> Knowledge | None:
+    """:func:`narrow`'s bounds with the ranges of linear forms; None on contradiction."""
     state = _Narrowing(dict(bounds))
     conds = list(conditions)
     try:
@@ -183,8 +227,55 @@ def narrow(
     except _ContradictionError:
         return None
     except RecursionError:  # a conjunction nested beyond the stack: no narrowing
-        return dict(bounds)
-    return state.bounds
+        return Knowledge(dict(bounds), {})
+    return Knowledge(state.bounds, state.sums)
+
+
+def _bounded_forms(term: Term, known: Knowledge) -> tuple[Term, dict[str, Term]]:
+    """``term`` with its sums of known narrower range as stand-ins, and the map back.
+
+    A stand-in is a variable with the known range of the sum's linear form, plus the
+    sum's constant.
+    """
+    if not known.sums:
+        return term, {}
+    found: dict[Term, Term] = {}
+    back: dict[str, Term] = {}
+    for t in nodes(term):
+        if t.op is not Op.ADD or len(t.args) < 2:
+            continue
+        coefs, k = t.arg
+        got = known.sums.get((t.args, coefs))
+        if got is None:
+            continue
+        form = linear(zip(t.args, coefs, strict=True))
+        lo = got[0] if got[0] is not None and (form.vmin is None or got[0] > form.vmin) else None
+        hi = got[1] if got[1] is not None and (form.vmax is None or got[1] < form.vmax) else None
+        if lo is None and hi is None:
+            continue
+        # A name no text can write (``ǂ``), so it cannot capture a user's variable.
+        name = f"ǂform{len(back)}"
+        stand_in = var(name, form.vmin if lo is None else lo, form.vmax if hi is None else hi)
+        back[name] = form
+        found[t] = linear([(stand_in, 1)], k)
+    return (replace_subterms(term, found), back) if found else (term, {})
+
+
+def in_context(term: Term, known: Knowledge) -> tuple[Term, dict[str, Term]]:
+    """``term`` as it reads where the conditions hold, and the map back.
+
+    Sums whose linear form the conditions bound become stand-in variables with that
+    range (``(4*x + y) // 30`` under ``4*x + y < 30``), and variables get their narrowed
+    bounds. :func:`restore_variables` with the map gives a term equal to the result at
+    every point where the conditions hold.
+    """
+    names = free_names(term)
+    term, back = _bounded_forms(term, known)
+    narrowed, var_back = narrowed_variables(
+        term, {n: b for n, b in known.bounds.items() if n in names}
+    )
+    back.update(var_back)
+    return narrowed, back
 
 
 def narrowed_variables(term: Term, bounds: Bounds) -> tuple[Term, dict[str, Term]]:

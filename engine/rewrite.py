@@ -12,11 +12,12 @@ from __future__ import annotations
 import dataclasses
 import enum
 from collections import Counter
+from collections.abc import Sequence
 from itertools import filterfalse
 
 from quorem.engine.batch import BATCH_ATOMS, BatchRule, batch_hook, batch_rules
 from quorem.engine.compiled import Dispatch
-from quorem.engine.context import narrow, narrowed_variables, restore_variables
+from quorem.engine.context import in_context, knowledge, restore_variables
 from quorem.engine.errors import TermError
 from quorem.engine.ops import Op
 from quorem.engine.overflow import term_fits_int64
@@ -30,7 +31,7 @@ from quorem.engine.term import (
     logical_not,
     rebuild,
 )
-from quorem.engine.walk import free_names, nodes, postorder
+from quorem.engine.walk import nodes, postorder
 
 _CONST_OP, _ADD_OP, _VAR_OP = Op.CONST, Op.ADD, Op.VAR
 
@@ -42,6 +43,7 @@ __all__ = [
     "StopReason",
     "budget_for",
     "rewrite",
+    "rewrite_given",
     "rewrite_stop",
     "rewrite_term",
 ]
@@ -157,6 +159,10 @@ class RewriteResult:
         steps: number of rule applications.
         counts: applications per rule name.
         trace: the applications in order (only when tracing was requested).
+        given: the conditions the result was simplified under: it equals the input at
+            every point of the box where all of them hold (none: everywhere).
+        given_never_hold: the conditions contradict each other, so every result meets
+            that promise; the term was then simplified without them.
 
     """
 
@@ -165,6 +171,8 @@ class RewriteResult:
     steps: int
     counts: Counter[str]
     trace: list[Step]
+    given: tuple[Term, ...] = ()
+    given_never_hold: bool = False
 
     @property
     def rules(self) -> list[str]:
@@ -420,6 +428,42 @@ def rewrite(
     return RewriteResult(term, reason, n_steps, Counter(counts), steps or [])
 
 
+def rewrite_given(
+    term: Term,
+    ruleset: RuleSet,
+    given: Sequence[Term],
+    *,
+    max_steps: int | None = None,
+    trace: bool = False,
+) -> RewriteResult:
+    """:func:`rewrite` knowing that every condition of ``given`` holds (is non-zero).
+
+    The variables' ranges are narrowed by the conditions (linear bounds, divisions by
+    constants: :func:`quorem.engine.context.narrow`, never wider than they were), the
+    term is rewritten with the narrowed variables, and the variables are given their own
+    ranges back. The result equals ``term`` at every point of the box where all of
+    ``given`` hold. A result that could overflow int64 with the full ranges where
+    ``term`` did not is not taken (the term is then rewritten without the conditions).
+    If the conditions cannot all hold, ``given_never_hold`` is set and the term is
+    rewritten without them.
+    """
+    given = tuple(given)
+    plain = rewrite(term, ruleset, max_steps=max_steps, trace=trace)
+    if not given:
+        return plain
+    known = knowledge(given, {})
+    if known is None:
+        return dataclasses.replace(plain, given=given, given_never_hold=True)
+    narrowed, back = in_context(term, known)
+    if not back:
+        return dataclasses.replace(plain, given=given)
+    result = rewrite(narrowed, ruleset, max_steps=max_steps, trace=trace)
+    restored = restore_variables(result.term, back)
+    if not restored.fits64 and term.fits64:
+        return dataclasses.replace(plain, given=given)
+    return dataclasses.replace(result, term=restored, given=given)
+
+
 def rewrite_term(term: Term, ruleset: RuleSet, *, max_steps: int | None = None) -> Term:
     """``rewrite(term, ruleset, max_steps=max_steps).term``, without the report."""
     return _phases(term, ruleset, budget_for(term, max_steps), {}, None)[0]
@@ -525,13 +569,10 @@ def _junction_in_context(
         for i, clause in enumerate(clauses):
             others = clauses[:i] + clauses[i + 1 :]
             context = others if conj else [logical_not(o) for o in others]
-            bounds = narrow(context, {})
-            if bounds is None:  # the others cannot all hold (conj) / all fail (disj)
+            known = knowledge(context, {})
+            if known is None:  # the others cannot all hold (conj) / all fail (disj)
                 return const(0 if conj else 1)
-            names = free_names(clause)
-            narrowed, back = narrowed_variables(
-                clause, {n: b for n, b in bounds.items() if n in names}
-            )
+            narrowed, back = in_context(clause, known)
             if not back:
                 continue
             result, _, _ = _phases(narrowed, ruleset, budget, counts, steps)
