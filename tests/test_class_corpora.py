@@ -62,7 +62,7 @@ def simplify_case(case: Mapping[str, Any]) -> tuple[quorem.Term, quorem.Term, li
     bounds, semantics = _bounds(case), case["semantics"]
     term = quorem.parse(case["expr"], bounds, semantics)
     given = [quorem.parse(g, bounds, semantics) for g in case.get("given", [])]
-    out = quorem.simplify(term, given=given) if given else quorem.simplify(term)  # type: ignore[call-arg]
+    out = quorem.simplify(term, given=given)
     return term, out, given
 
 
