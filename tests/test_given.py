@@ -148,3 +148,17 @@ def test_equal_wherever_the_conditions_hold(
         if all(quorem.evaluate(c, point) for c in conds):
             want = quorem.evaluate(term, point)
             assert quorem.evaluate(out, point) == want, (text, conditions, point)
+
+
+def test_map_results_simplified_under_the_constraints() -> None:
+    """The indexing-map simplifier narrows variables by its linear constraints too."""
+    from quorem.engine.indexing.mapsyntax import parse_map, print_map  # noqa: PLC0415
+    from quorem.engine.indexing.simplify import maps_equal, simplify_map  # noqa: PLC0415
+
+    m = parse_map(
+        "(d0, d1) -> (d0 floordiv 8, d0 mod 8), "
+        "domain: d0 in [0, 100], d1 in [0, 3], d0*4 + d1 in [0, 29]"
+    )
+    out = simplify_map(m)
+    assert print_map(out).startswith("(d0, d1) -> (0, d0)")
+    assert maps_equal(m, out)

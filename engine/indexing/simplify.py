@@ -28,6 +28,7 @@ import re
 from collections.abc import Sequence
 from typing import Final
 
+from quorem.engine.context import Knowledge, in_context, knowledge, restore_variables
 from quorem.engine.evaluate import evaluate
 from quorem.engine.indexing.compare import decide_empty, decide_equal
 from quorem.engine.indexing.map import IndexingMap, IndexingMapError, Variable, internal_names
@@ -220,8 +221,32 @@ def _simplify_results(m: IndexingMap, rules: RuleSet) -> IndexingMap:
         name = next(names)
         stand_in[e] = var(name, lo, hi)
         back[name] = e
-    results = tuple(_simplify_result(t, rules, stand_in, back) for t in m.results)
+    conditions = [
+        c
+        for e, lo, hi in m.constraints
+        for c in (compare(Op.LE, const(lo), e), compare(Op.LE, e, const(hi)))
+    ]
+    known = knowledge(conditions, {}) if conditions else None
+    results = tuple(
+        _simplify_result(_under(t, rules, known), rules, stand_in, back) for t in m.results
+    )
     return dataclasses.replace(m, results=results)
+
+
+def _under(t: Term, rules: RuleSet, known: Knowledge | None) -> Term:
+    """``t`` simplified with its variables narrowed by the constraints (linear bounds).
+
+    The same machinery as ``quorem.simplify(t, given=...)``: on the domain, where every
+    constraint holds, the result equals ``t``; kept only if it fits int64 wherever ``t``
+    does over the full box.
+    """
+    if known is None:
+        return t
+    narrowed, back = in_context(t, known)
+    if not back:
+        return t
+    out = restore_variables(_simplify(narrowed, rules), back)
+    return out if out.fits64 or not t.fits64 else t
 
 
 def _simplify_result(
