@@ -20,6 +20,7 @@ import dataclasses
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Final
 
+from quorem.engine.errors import TermError
 from quorem.engine.ops import Op
 from quorem.engine.term import Term, const, linear, var
 from quorem.engine.walk import free_names, nodes, replace_subterms, substitute
@@ -33,6 +34,7 @@ __all__ = [
     "narrow",
     "narrowed_variables",
     "restore_variables",
+    "safe_outside",
 ]
 
 Bounds = dict[str, tuple[int | None, int | None]]
@@ -296,12 +298,45 @@ def narrowed_variables(term: Term, bounds: Bounds) -> tuple[Term, dict[str, Term
             # A variable pinned to one value is that value (``y == 2`` puts 2 for y).
             forward[name] = const(lo) if lo is not None and lo == hi else var(name, lo, hi)
             back[name] = original
-    return substitute(term, forward), back
+    try:
+        return substitute(term, forward), back
+    except TermError:  # a pinned value divides by zero: the term is undefined there
+        return term, {}
 
 
 def restore_variables(term: Term, back: Mapping[str, Term]) -> Term:
     """``term`` with the narrowed variables given their original bounds again."""
     return substitute(term, back)
+
+
+_DIVISIONS: Final = frozenset({Op.FLOORDIV, Op.FLOORMOD, Op.TRUNCDIV, Op.TRUNCMOD})
+
+
+def _divisors(t: Term) -> set[Term]:
+    return {n.args[1] for n in nodes(t) if n.op in _DIVISIONS}
+
+
+def safe_outside(result: Term, original: Term) -> bool:
+    """Whether ``result`` may replace ``original`` outside the conditions too.
+
+    A term simplified under conditions is still computed where they fail (a clause of a
+    conjunction is evaluated whatever the others are; a gated index is computed before
+    the gate masks it), so it must be defined and fit int64 wherever ``original`` is
+    and does: each of its divisors is non-zero over the whole box or is a divisor
+    ``original`` computes too, and it fits int64 if ``original`` does.
+    """
+    if original.fits64 and not result.fits64:
+        return False
+    theirs = None
+    for d in _divisors(result):
+        lo, hi = d.vmin, d.vmax
+        if (lo is not None and lo > 0) or (hi is not None and hi < 0):
+            continue
+        if theirs is None:
+            theirs = _divisors(original)
+        if d not in theirs:
+            return False
+    return True
 
 
 def names_of(terms: Sequence[Term]) -> set[str]:

@@ -17,7 +17,7 @@ from itertools import filterfalse
 
 from quorem.engine.batch import BATCH_ATOMS, BatchRule, batch_hook, batch_rules
 from quorem.engine.compiled import Dispatch
-from quorem.engine.context import in_context, knowledge, restore_variables
+from quorem.engine.context import in_context, knowledge, restore_variables, safe_outside
 from quorem.engine.errors import TermError
 from quorem.engine.ops import Op
 from quorem.engine.overflow import term_fits_int64
@@ -442,8 +442,10 @@ def rewrite_given(
     constants: :func:`quorem.engine.context.narrow`, never wider than they were), the
     term is rewritten with the narrowed variables, and the variables are given their own
     ranges back. The result equals ``term`` at every point of the box where all of
-    ``given`` hold. A result that could overflow int64 with the full ranges where
-    ``term`` did not is not taken (the term is then rewritten without the conditions).
+    ``given`` hold. Outside them it may differ, but it is defined and fits int64
+    wherever ``term`` is and does (a gated index is computed before its gate masks it);
+    a result that could not promise that is not taken (the term is then rewritten
+    without the conditions).
     If the conditions cannot all hold, ``given_never_hold`` is set and the term is
     rewritten without them.
     """
@@ -459,7 +461,7 @@ def rewrite_given(
         return dataclasses.replace(plain, given=given)
     result = rewrite(narrowed, ruleset, max_steps=max_steps, trace=trace)
     restored = restore_variables(result.term, back)
-    if not restored.fits64 and term.fits64:
+    if not safe_outside(restored, term):
         return dataclasses.replace(plain, given=given)
     return dataclasses.replace(result, term=restored, given=given)
 
@@ -517,8 +519,9 @@ def _context_pass(
     ranges narrowed by that context (:mod:`quorem.engine.context`), and the conjunction
     keeps its value at every point. Contexts that cannot hold decide the junction (a
     conjunction whose other clauses contradict each other is 0). A clause's rewrite is
-    kept only if it fits int64 with the variables' full ranges wherever the clause did,
-    since the clause is still computed where the context fails.
+    kept only if it is defined and fits int64 with the variables' full ranges wherever
+    the clause is and does (:func:`quorem.engine.context.safe_outside`), since the clause
+    is still computed where the context fails.
     """
     memo: dict[Term, Term] = {}
     for t in postorder(term):
@@ -577,7 +580,7 @@ def _junction_in_context(
                 continue
             result, _, _ = _phases(narrowed, ruleset, budget, counts, steps)
             result = restore_variables(result, back)
-            if result is not clause and (result.fits64 or not clause.fits64):
+            if result is not clause and safe_outside(result, clause):
                 clauses[i] = result
                 changed = True
         if not changed:

@@ -162,3 +162,17 @@ def test_map_results_simplified_under_the_constraints() -> None:
     out = simplify_map(m)
     assert print_map(out).startswith("(d0, d1) -> (0, d0)")
     assert maps_equal(m, out)
+
+
+def test_defined_wherever_the_input_is_even_outside_the_conditions() -> None:
+    """A divisor pinned to 0 by a condition neither raises nor leaks an undefined term."""
+    b = {"x": (0, 10), "y": (-3, 3)}
+    term = quorem.parse("x % y", b)
+    assert quorem.simplify(term, given=[quorem.parse("y == 0", b)]) is term
+    # Fuzz finding: under `not A` the clause's divisor became 0 % -3 = 0 everywhere.
+    b = {"y": (-(2**63), 2**63 - 1)}
+    text = "(((y*3 + 1)//2)*4 + ((y*3 + 1)%2)*2 or (y*2)%(y%-3))%5"
+    term = quorem.parse(text, b)
+    out = quorem.simplify(term)
+    for y in (-(2**63), -7, -1, 1, 5, 2**63 - 1):
+        assert quorem.evaluate(out, {"y": y}) == quorem.evaluate(term, {"y": y})

@@ -4,7 +4,7 @@ A tree is JSON data, so a failing case is stored and replayed as is:
 
 * ``["c", value]``: an integer literal;
 * ``["v", name]``: a variable (its bounds are the case's ``vars``);
-* ``[op, a, b]`` for ``op`` in :data:`BINARY`, ``["neg", a]``.
+* ``[op, a, b]`` for ``op`` in :data:`BINARY`, ``["neg", a]``, ``["not", a]``.
 
 ``//`` and ``%`` mean the division of the semantics the tree is built for; ``fd``,
 ``fm``, ``td``, ``tm`` are the explicit ``floordiv``, ``floormod``, ``truncdiv`` and
@@ -30,12 +30,12 @@ I63: Final = 2**63
 
 BINARY: Final = (
     "+", "-", "*", "//", "%", "fd", "fm", "td", "tm",
-    "max", "min", "<", "<=", ">", ">=", "==", "!=",
+    "max", "min", "<", "<=", ">", ">=", "==", "!=", "and", "or",
 )  # fmt: skip
 DIVISIONS: Final = frozenset({"//", "%", "fd", "fm", "td", "tm"})
 _FUNC_NAME: Final = {"fd": "floordiv", "fm": "floormod", "td": "truncdiv", "tm": "truncmod"}
 _PREC: Final = {"<": 1, "<=": 1, ">": 1, ">=": 1, "==": 1, "!=": 1, "+": 2, "-": 2}
-_PREC.update({"*": 3, "//": 3, "%": 3})
+_PREC.update({"*": 3, "//": 3, "%": 3, "or": -2, "and": -1})
 _CMP: Final = frozenset({"<", "<=", ">", ">=", "==", "!="})
 
 
@@ -84,6 +84,8 @@ _ARITH: Final[dict[str, Callable[[int, int], int]]] = {
     ">=": lambda a, b: int(a >= b),
     "==": lambda a, b: int(a == b),
     "!=": lambda a, b: int(a != b),
+    "and": lambda a, b: int(a != 0 and b != 0),
+    "or": lambda a, b: int(a != 0 or b != 0),
 }
 
 
@@ -110,6 +112,8 @@ def eval_tree(tree: Tree, env: Mapping[str, int], sem: Semantics) -> int:
             v = env[t[1]]
         elif kind == "neg":
             v = -go(t[1])
+        elif kind == "not":
+            v = int(go(t[1]) == 0)
         else:
             v = _ARITH[_explicit(kind, sem)](go(t[1]), go(t[2]))
         memo[key] = v
@@ -130,6 +134,8 @@ _OP_FLOOR: Final[dict[quorem.Op, Callable[[int, int], int]]] = {
     quorem.Op.LE: lambda a, b: int(a <= b),
     quorem.Op.EQ: lambda a, b: int(a == b),
     quorem.Op.NE: lambda a, b: int(a != b),
+    quorem.Op.AND: lambda a, b: int(a != 0 and b != 0),
+    quorem.Op.OR: lambda a, b: int(a != 0 or b != 0),
 }
 
 
@@ -190,6 +196,8 @@ def build(tree: Tree, bounds: Mapping[str, tuple[int | None, int | None]], sem: 
             r = variables[t[1]]
         elif kind == "neg":
             r = -go(t[1])
+        elif kind == "not":
+            r = quorem.logical_not(go(t[1]))
         else:
             a, b = go(t[1]), go(t[2])
             op = _explicit(kind, sem)
@@ -215,6 +223,10 @@ def build(tree: Tree, bounds: Mapping[str, tuple[int | None, int | None]], sem: 
                 r = a > b
             elif op == ">=":
                 r = a >= b
+            elif op == "and":
+                r = quorem.logical_and(a, b)
+            elif op == "or":
+                r = quorem.logical_or(a, b)
             elif op == "==":
                 r = quorem.compare(quorem.Op.EQ, a, b)
             else:
@@ -250,6 +262,8 @@ def to_source(tree: Tree, rng: random.Random | None = None) -> str:
             text, prec = str(t[1]), 5
         elif kind == "neg":
             text, prec = "-" + go(t[1], 4), 4
+        elif kind == "not":
+            text, prec = "not " + go(t[1], 0), 0
         elif kind in _FUNC_NAME or kind in ("max", "min"):
             name = _FUNC_NAME.get(kind, kind)
             text, prec = f"{name}({go(t[1], 0)}, {go(t[2], 0)})", 5
@@ -258,7 +272,7 @@ def to_source(tree: Tree, rng: random.Random | None = None) -> str:
             # Left-associative; comparisons do not chain, so both sides bind tighter.
             left = go(t[1], prec + 1 if kind in _CMP else prec)
             right = go(t[2], prec + 1)
-            sp = " " if rng is None or rng.random() < 0.7 else ""
+            sp = " " if rng is None or rng.random() < 0.7 or kind in ("and", "or") else ""
             text = f"{left}{sp}{kind}{sp}{right}"
         if prec < need or (rng is not None and rng.random() < 0.05):
             return f"({text})"
@@ -419,8 +433,15 @@ class TreeGen:
             t = [op, self.tree(depth - 1), self.divisor(depth)]
         elif pick < 0.85:
             t = [rng.choice(("max", "min")), self.tree(depth - 1), self.tree(depth - 1)]
-        elif pick < 0.92:
+        elif pick < 0.9:
             t = [rng.choice(sorted(_CMP)), self.tree(depth - 1), self.tree(depth - 1)]
+        elif pick < 0.94:
+            # Masks: and/or over comparisons mostly, sometimes over any terms; or not.
+            if rng.random() < 0.2:
+                t = ["not", self.tree(depth - 1)]
+            else:
+                op = rng.choice(("and", "or"))
+                t = [op, self.tree(depth - 1), self.tree(depth - 1)]
         else:
             t = ["neg", self.tree(depth - 1)]
         if rng.random() < 0.3:

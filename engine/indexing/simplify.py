@@ -28,7 +28,13 @@ import re
 from collections.abc import Sequence
 from typing import Final
 
-from quorem.engine.context import Knowledge, in_context, knowledge, restore_variables
+from quorem.engine.context import (
+    Knowledge,
+    in_context,
+    knowledge,
+    restore_variables,
+    safe_outside,
+)
 from quorem.engine.evaluate import evaluate
 from quorem.engine.indexing.compare import decide_empty, decide_equal
 from quorem.engine.indexing.map import IndexingMap, IndexingMapError, Variable, internal_names
@@ -246,7 +252,7 @@ def _under(t: Term, rules: RuleSet, known: Knowledge | None) -> Term:
     if not back:
         return t
     out = restore_variables(_simplify(narrowed, rules), back)
-    return out if out.fits64 or not t.fits64 else t
+    return out if safe_outside(out, t) else t
 
 
 def _simplify_result(
