@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import doctest
+import io
 import re
+import shlex
+
+from quorem.engine.cli import main
 
 from support import REPO
 
@@ -35,3 +40,23 @@ def test_setup_commands_are_what_ci_runs() -> None:
     assert f"```sh\n{command}\n```" in readme
     assert ci.rstrip().splitlines()[-1] == command
     assert 'pip install -e ".[dev]" && .venv/bin/quorem demo' in readme
+
+
+def test_console_blocks_print_what_they_show() -> None:
+    """Every ```console block's ``$ quorem ...`` commands print the lines shown after them."""
+    text = (REPO / "README.md").read_text(encoding="utf-8")
+    blocks = re.findall(r"```console\n(.*?)```", text, flags=re.DOTALL)
+    assert blocks
+    ran = 0
+    for block in blocks:
+        for command in re.split(r"^\$ ", block, flags=re.MULTILINE)[1:]:
+            line, _, shown = command.partition("\n")
+            argv = shlex.split(line)
+            assert argv[0] == "quorem", line
+            out = io.StringIO()
+            with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
+                status = main(argv[1:])
+            assert status == 0, line
+            assert out.getvalue() == shown, (line, out.getvalue(), shown)
+            ran += 1
+    assert ran >= 3
