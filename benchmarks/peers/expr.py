@@ -44,6 +44,9 @@ from quorem.engine.term import (
     const,
     div,
     linear,
+    logical_and,
+    logical_not,
+    logical_or,
     maximum,
     minimum,
     mod,
@@ -177,6 +180,8 @@ _TERM_OPS: Final = {
     Op.LE: "le",
     Op.EQ: "eq",
     Op.NE: "ne",
+    Op.AND: "and",
+    Op.OR: "or",
 }
 
 _SYNTAX_BINARY: Final = {
@@ -189,6 +194,8 @@ _SYNTAX_BINARY: Final = {
     ">=": "ge",
     "==": "eq",
     "!=": "ne",
+    "and": "and",
+    "or": "or",
 }
 
 
@@ -242,6 +249,8 @@ def _from_syntax_node(
             return args[0]
         if n.op == "-":
             return Node("neg", args)
+        if n.op == "not":
+            return Node("not", args)
         raise Unsupported(f"operator {n.op!r} is not an integer operator")
     if cls is Binary:
         if n.op == "//":
@@ -368,6 +377,14 @@ def _to_term_node(
         return compare(Op.LT, args[1], args[0])
     if op == "ge":
         return compare(Op.LE, args[1], args[0])
+    if op in ("and", "or"):
+        fold = logical_and if op == "and" else logical_or
+        acc = args[0]
+        for a in args[1:]:
+            acc = fold(acc, a)
+        return acc
+    if op == "not":
+        return logical_not(args[0])
     raise Unsupported(f"quorem has no operator {op!r}")
 
 

@@ -125,6 +125,15 @@ class TinygradSystem:
         cmp = _COMPARE.get(op)
         if cmp is not None:
             return cmp(a[0], a[1]).cast(dtypes.weakint)
+        if op in ("and", "or", "not"):
+            # Logical over 0/1 integers: each operand as a bool (x != 0), then back.
+            truth = [x.ne(0) for x in a]
+            if op == "not":
+                return truth[0].logical_not().cast(dtypes.weakint)
+            acc = truth[0]
+            for t in truth[1:]:
+                acc = (acc & t) if op == "and" else (acc | t)
+            return acc.cast(dtypes.weakint)
         raise Unsupported(f"no tinygrad translation for {op!r}")
 
     def simplify(self, built: UOp) -> UOp:

@@ -115,6 +115,15 @@ class TVMSystem:
         cmp = _COMPARE.get(op)
         if cmp is not None:
             return tirx.Cast(_DTYPE, cmp(a[0], a[1]))
+        if op in ("and", "or", "not"):
+            # Logical over 0/1 integers: each operand as a bool (x != 0), then back.
+            truth = [tirx.NE(x, _imm(0)) for x in a]
+            if op == "not":
+                return tirx.Cast(_DTYPE, tirx.Not(truth[0]))
+            acc = truth[0]
+            for t in truth[1:]:
+                acc = tirx.And(acc, t) if op == "and" else tirx.Or(acc, t)
+            return tirx.Cast(_DTYPE, acc)
         raise Unsupported(f"no TVM translation for {op!r}")
 
     def simplify(self, built: tuple[Any, Any]) -> Any:
