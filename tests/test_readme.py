@@ -9,7 +9,6 @@ import re
 import shlex
 
 from quorem.engine.cli import main
-
 from support import REPO
 
 
