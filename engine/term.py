@@ -886,23 +886,54 @@ def minimum(a: Term, b: Term) -> Term:
     return _make_binary(_MIN, *_ordered_pair(a, b))
 
 
-def _moved_constant(a: Term, b: Term) -> tuple[Term, Term]:
-    """``a + k op c`` as ``a op c - k`` where ``c - k`` fits int64 (``x - 1 == 4``: ``x == 5``)."""
-    if b.op is _CONST and a.op is _ADD and a.arg[1] != 0:
-        moved = b.arg - a.arg[1]
-        if _INT64_MIN <= moved <= _INT64_MAX:
-            return linear(zip(a.args, a.arg[0], strict=True)), const(moved)
-    return a, b
+def _sides(op: Op, a: Term, b: Term) -> tuple[Term, Term]:
+    """The canonical sides of ``a op b``: the difference ``a - b`` split by sign.
+
+    Atoms with a positive coefficient in ``a - b`` stay left, the others go right, the
+    constant goes right (left when no atom is left): ``x + 1 < y + 1`` is ``x < y``,
+    ``x - 24 == 4`` is ``x == 28``, ``0 <= x - y*5`` is ``y*5 <= x``, ``3 < x//4``
+    stays. For ``==`` and ``!=`` the difference is first signed so that its first atom
+    is positive, so ``x - y == 3`` and ``y - x == -3`` are one term. Where the new sides
+    would not fit int64 and the old ones do, they stay as they are.
+    """
+    if a.op is _CONST and b.op is _CONST:
+        return a, b
+    acc: dict[Term, int] = {}
+    k = 0
+    for t, sign in ((a, 1), (b, -1)):
+        if t.op is _ADD:
+            for atom, c in zip(t.args, t.arg[0], strict=True):
+                acc[atom] = acc.get(atom, 0) + sign * c
+            k += sign * t.arg[1]
+        elif t.op is _CONST:
+            k += sign * t.arg
+        else:
+            acc[t] = acc.get(t, 0) + sign * 1
+    if (op is _EQ or op is _NE) and acc:
+        live = [t for t, c in acc.items() if c]
+        if live and acc[_sorted(live)[0]] < 0:
+            acc = {t: -c for t, c in acc.items()}
+            k = -k
+    pos = [(t, c) for t, c in acc.items() if c > 0]
+    neg = [(t, -c) for t, c in acc.items() if c < 0]
+    if not _INT64_MIN <= k <= _INT64_MAX or not _INT64_MIN <= -k <= _INT64_MAX:
+        return a, b
+    if pos:
+        left, right = linear(pos), linear(neg, -k)
+    else:
+        left, right = const(k), linear(neg)
+    if a.fits64 and b.fits64 and not (left.fits64 and right.fits64):
+        return a, b
+    return left, right
 
 
 def compare(op: Op, a: Term, b: Term) -> Term:
     """The 0/1 term ``a op b`` for ``op`` in ``LT``, ``LE``, ``EQ``, ``NE``.
 
-    A constant added on one side while the other is a constant moves across
-    (``x - 20 < -12`` is ``x < 8``).
+    The sides are canonical (see :func:`_sides`): ``x - 20 < -12`` is ``x < 8`` and
+    ``x + 1 < y + 1`` is ``x < y``.
     """
-    a, b = _moved_constant(a, b)
-    b, a = _moved_constant(b, a)
+    a, b = _sides(op, a, b)
     if op in (_EQ, _NE):
         return _make_binary(op, *_ordered_pair(a, b))
     if op in (_LT, _LE):
@@ -1008,10 +1039,10 @@ def _negated_comparison(t: Term) -> Term:
     a, b = t.args
     op = t.op
     if op is _LT:
-        return _make_binary(_LE, b, a)
+        return compare(_LE, b, a)
     if op is _LE:
-        return _make_binary(_LT, b, a)
-    return _make_binary(_NE if op is _EQ else _EQ, a, b)
+        return compare(_LT, b, a)
+    return compare(_NE if op is _EQ else _EQ, a, b)
 
 
 def _negated_atom(t: Term) -> Term:
@@ -1083,14 +1114,20 @@ def lookup(op: Op, args: tuple[Term, ...], arg: Any = None) -> Term | None:
 def binary_range(op: Op, a: Term, b: Term) -> iv.Range:
     """The value range ``binary(op, a, b)`` has, computed without building that term.
 
-    ``op`` is a division, remainder, comparison, ``MAX`` or ``MIN``. Raises TermError for a
+    ``op`` is a division, remainder, comparison, ``MAX``, ``MIN`` (or ``AND``/``OR``, which
+    are built: their canonical form may fold them). Raises TermError for a
     division or remainder by the constant zero, as :func:`binary` does.
     """
     assert op not in _NOT_BINARY, op
     if op in _DIVISIONS and b.op is _CONST and b.arg == 0:
         raise TermError("division by zero")
+    if op in _COMPARISON_OPS:
+        a, b = _sides(op, a, b)
     if op in _SORTED_PAIRS:
         a, b = _ordered_pair(a, b)
+    if op is _AND or op is _OR:
+        built = binary(op, a, b)  # the junction's canonical form may fold it: build it
+        return built.vmin, built.vmax
     return _range_of(op, (a, b), None)
 
 
