@@ -60,6 +60,9 @@ def same(got: str, want: str, semantics: str, bounds: dict[str, tuple[int, int]]
         # an affine base; a negative lower modulus
         ("(3*x + y) % 4 + (((3*x + y)//4) % 3)*4", "(3*x + y) % 12"),
         ("x % -3 + ((x//-3) % 2)*-3", "x % -6"),
+        # a symbolic stride y
+        ("(x % 4)*y + ((x//4) % 2)*4*y", "(x % 8)*y"),
+        ("((x//4) % 2)*-12*y + (x % 4)*y*-3 + 1", "(x % 8)*y*-3 + 1"),
         # the top digit a bare quotient, after the digits combine
         ("x % 2 + ((x//2) % 3)*2 + (x//6)*6", "x"),
     ],

@@ -93,6 +93,7 @@ def cases(rng: random.Random) -> Iterator[ClassCase]:
     _digits(c, rng)
     _shifted(c, rng)
     _edges(c, rng)
+    _symbolic(c, rng)
     yield from c.out
 
 
@@ -229,3 +230,14 @@ def _edges(c: _Cases, rng: random.Random) -> None:
         floor="(x - 50) % 15",
         trunc=expr,
     )
+
+
+def _symbolic(c: _Cases, rng: random.Random) -> None:
+    """Digits scaled by a symbolic stride ``y`` (and a constant)."""
+    box = {"x": (-60, 60), "y": (-3, 3)}
+    for _ in range(3):
+        m1, m2, k = rng.choice(MODULI), rng.choice(MODULI), rng.choice(SCALES)
+        parts = [f"(x % {m1})*y*{k}", f"((x//{m1}) % {m2})*y*{k * m1}"]
+        rng.shuffle(parts)
+        want = f"(x % {m1 * m2})*y*{k}"
+        c.add(_sum(parts), box, "digits with a symbolic stride", floor=want, trunc=want)
