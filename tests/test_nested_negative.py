@@ -75,6 +75,13 @@ def test_negative_outer_divisor_is_false_under_floor() -> None:
     assert quorem.evaluate(nested, env) != quorem.evaluate(merged, env)
 
 
+def test_trunc_merges_nonpositive_quotients() -> None:
+    # a >= 0 and a // -2 - 3 <= 0: truncation is the ceiling throughout
+    bounds = {"a": (0, 1000)}
+    got = simplified("((a // -2) - 3) // 4", "trunc", bounds)
+    assert got is normal("(-a - 6)//8", "trunc", bounds)
+
+
 def test_trunc_needs_a_nonpositive_numerator() -> None:
     # truncdiv(truncdiv(1, -2) + 3, 3) == 1 but truncdiv(-1 + 6, 6) == 0
     bounds = {"a": (-10, 10), "y": (0, 5)}

@@ -114,3 +114,9 @@ def cases(rng: random.Random) -> Iterator[ClassCase]:
         yield from case(
             expr, {"a": (-40, 60)}, "edge: trunc numerator of both signs", floor=want, trunc=expr
         )
+    # under trunc, quotients that are all non-positive merge too (ceilings nest)
+    for _ in range(2):
+        b, c, k = -rng.randint(2, 5), rng.randint(2, 5), -rng.randint(1, 5)
+        expr = f"((a // {b}){_offset(k)}) // {c}"
+        want = _merged("-a", -b * k, -b * c)
+        yield from case(expr, {"a": (0, 2000)}, "non-positive quotients", floor=want, trunc=want)
