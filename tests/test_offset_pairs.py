@@ -73,6 +73,29 @@ def test_does_not_apply(text: str, semantics: str) -> None:
     assert not (set(result.counts) & OURS), result.counts
 
 
+@pytest.mark.parametrize(
+    ("text", "want"),
+    [
+        ("(s - 2)//2 + 1", "s//2"),
+        ("((s - 4)//4)*16 + 3", "(s//4)*16 - 13"),
+        ("(s - 6)//-3 + 7", "s//-3 + 9"),
+    ],
+)
+@pytest.mark.parametrize("semantics", ["floor", "trunc"])
+def test_offset_beside_a_constant(text: str, want: str, semantics: str) -> None:
+    bounds = {"s": (10, 1000)}
+    assert simplified(text, semantics, bounds) is normal(want, semantics, bounds)
+
+
+def test_offset_beside_a_constant_stays_under_trunc_across_zero() -> None:
+    # truncdiv(-1, 2) + 1 == 1, but truncdiv(1, 2) == 0
+    bounds = {"s": (-10, 10)}
+    term = quorem.parse("(s - 2)//2 + 1", bounds, "trunc")
+    assert quorem.evaluate(term, {"s": 1}) == 1
+    assert quorem.evaluate(quorem.parse("s//2", bounds, "trunc"), {"s": 1}) == 0
+    assert quorem.simplify(term) is term
+
+
 def test_lone_negative_offset_stays() -> None:
     for semantics in ("floor", "trunc"):
         term = quorem.parse("(s - 2)//2", WIDE, semantics)
@@ -107,7 +130,8 @@ def pairs(draw: st.DrawFn) -> str:
     w1 = draw(st.sampled_from([-2, -1, 1, 3]))
     w2 = draw(st.sampled_from([-1, 1, 2]))
     c1 = c2 + q * d + (1 if q == 0 else 0)  # q == 0: a pair not a multiple apart
-    return f"((s + {c1})//{d})*{w1} + ((s + {c2})//{d})*{w2} + t"
+    e = draw(st.sampled_from(["", " + 1", " - 3"]))
+    return f"((s + {c1})//{d})*{w1} + ((s + {c2})//{d})*{w2} + t{e}"
 
 
 @settings(max_examples=150, deadline=None)

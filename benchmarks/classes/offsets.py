@@ -90,9 +90,8 @@ def cases(rng: random.Random) -> Iterator[ClassCase]:
             [_weighted(f"({_shift('s', c1)})//{d}", w1), _weighted(f"({_shift('s', c2)})//{d}", w2)]
         )
         w = w1 + w2
-        rest = str(w1 * q)
         kept = _weighted(f"({_shift('s', c2)})//{d}", w)
-        want = f"{kept} + {rest}" if w else rest
+        want = _shift(kept, w1 * q) if w else str(w1 * q)
         case(expr, {"s": (lo, lo + 2000)}, "weighted pair", floor=want, trunc=want)
     # a numerator that is a sum, and a third addend that stays
     for _ in range(4):
@@ -109,6 +108,7 @@ def cases(rng: random.Random) -> Iterator[ClassCase]:
             trunc=f"t//3 + {q}",
         )
     _edges(case, rng)
+    _beside_constant(case, rng)
     yield from out
 
 
@@ -155,3 +155,23 @@ def _edges(case: _Add, rng: random.Random) -> None:
             floor=str(q),
             trunc=expr,
         )
+
+
+def _beside_constant(case: _Add, rng: random.Random) -> None:
+    """A quotient whose offset, a multiple of the divisor, meets a constant beside it."""
+    for _ in range(5):
+        d = rng.choice((2, 3, 4, 8, -3))
+        q = rng.choice((-3, -2, -1, 2))
+        k = rng.choice((1, 2, -1, 16))
+        e = rng.choice((q * k * -1, rng.randint(1, 9)))  # cancelling, or not
+        if e == 0:
+            e = 1
+        quotient = f"({_shift('s', q * d)})//{d}"
+        expr = _shift(_weighted(quotient, k), e)
+        rest = e + k * q
+        kept = _weighted(f"s//{d}", k)
+        want = _shift(kept, rest)
+        lo = max(0, -q * d)  # trunc: s and s + c non-negative
+        case(expr, {"s": (lo, lo + 3000)}, "offset beside a constant", floor=want, trunc=want)
+    expr = "(s - 2)//2 + 1"
+    case(expr, {"s": (-500, 500)}, "offset beside a constant", floor="s//2", trunc=expr)
