@@ -3,8 +3,9 @@
 Two quotients of one numerator by one divisor, offsets a multiple of the divisor apart,
 fold to one quotient and a constant (cancelling to a constant where the weights do);
 under truncation only where the numerators keep one sign (a counterexample shows why);
-a lone negative offset stays where it is; the truncating split of a positive offset
-holds for non-negative numerators; and simplify keeps the value of random pairs.
+a lone offset of either sign stays where nothing cancels it (under truncation, a
+positive one too); a quotient beside a constant gives its offset to the constant; and
+simplify keeps the value of random pairs.
 """
 
 from __future__ import annotations
@@ -111,15 +112,14 @@ def test_pair_is_false_under_trunc_across_zero() -> None:
     assert not (set(quorem.explain(term).counts) & OURS)
 
 
-def test_trunc_split_of_a_positive_offset() -> None:
-    bounds = {"s": (0, 1000)}
-    assert simplified("(s + 2)//2", "trunc", bounds) is normal("s//2 + 1", "trunc", bounds)
-    # where s + 0 can be negative, truncation is not floor: it stays
-    across = {"s": (-5, 1000)}
-    term = quorem.parse("(s + 2)//2", across, "trunc")
+def test_trunc_keeps_a_lone_positive_offset() -> None:
+    # floor takes it out (div-split-offset); truncation keeps it: nothing cancels, and
+    # across zero it would be false (truncdiv(1, 2) == 0, truncdiv(-1, 2) + 1 == 1)
+    bounds = {"s": (-5, 1000)}
+    term = quorem.parse("(s + 2)//2", bounds, "trunc")
     assert quorem.simplify(term) is term
     assert quorem.evaluate(term, {"s": -1}) == 0
-    assert quorem.evaluate(quorem.parse("s//2 + 1", across, "trunc"), {"s": -1}) == 1
+    assert quorem.evaluate(quorem.parse("s//2 + 1", bounds, "trunc"), {"s": -1}) == 1
 
 
 @st.composite

@@ -9,6 +9,12 @@ digit that is a bare quotient; negative moduli where the identity holds; and the
 where it must not apply (wrong scale, wrong modulus, an offset that is not a multiple of
 the modulus, a negative upper modulus under floor, a truncating base of both signs),
 whose expected form is the input itself.
+
+Lower digits that are shifted quotients, ``((x + c1)//d) % m1`` beside
+``((x + c2)//(d*m1)) % m2`` with ``c1 != c2``, are floor cases only: floor normalises the
+lower offset (div-split-offset, mod-reduce-offset) and the digits then meet; under
+truncation no shipped rule moves the offset, and the two-offset form of
+mixed-radix-recombine-composed-trunc did not prove within the verifier's budget.
 """
 
 from __future__ import annotations
@@ -44,6 +50,22 @@ class _Cases:
     def __init__(self) -> None:
         self.index = 0
         self.out: list[ClassCase] = []
+
+    def add_one(
+        self, semantics: str, expr: str, bounds: dict[str, tuple[int, int]], source: str, want: str
+    ) -> None:
+        self.out.append(
+            class_case(
+                FAMILY,
+                self.index,
+                semantics,
+                expr=expr,
+                bounds=bounds,
+                expected=want,
+                source=source,
+            )
+        )
+        self.index += 1
 
     def add(
         self,
@@ -185,7 +207,9 @@ def _shifted(c: _Cases, rng: random.Random) -> None:
             ]
         )
         want = f"(({_shift('x', c2)})//{d}) % {m1 * m2}"
-        c.add(expr, nonneg, "shifted quotient digits", floor=want, trunc=want)
+        # floor only: under truncation quorem does not normalise the lower digit's offset
+        # (no rule takes it out of the quotient), so these stay; see the module docstring
+        c.add_one("floor", expr, nonneg, "shifted quotient digits", want)
     # the top digit a bare quotient, the halves at different offsets
     for _ in range(2):
         m, s = rng.choice(MODULI), rng.choice(SCALES)

@@ -23,13 +23,14 @@ def _offset(c: int) -> str:
     return f" + {c}" if c > 0 else f" - {-c}"
 
 
-def _merged(linear: str, const: int, divisor: int) -> str:
-    """The merged quotient ``(linear + const) // divisor`` as text, with a constant of at
-    least the divisor taken out of the division (div-split-offset and, for non-negative
-    numerators, its truncating version)."""
+def _merged(linear: str, const: int, divisor: int) -> tuple[str, str]:
+    """The merged quotient ``(linear + const) // divisor`` as (floor, trunc) text: floor
+    takes a constant of at least the divisor out of the division (div-split-offset),
+    truncation keeps it inside."""
+    whole = f"({linear}{_offset(const)})//{divisor}"
     if const < divisor:
-        return f"({linear}{_offset(const)})//{divisor}"
-    return f"({linear}{_offset(const % divisor)})//{divisor}{_offset(const // divisor)}"
+        return whole, whole
+    return f"({linear}{_offset(const % divisor)})//{divisor}{_offset(const // divisor)}", whole
 
 
 def cases(rng: random.Random) -> Iterator[ClassCase]:
@@ -65,9 +66,9 @@ def cases(rng: random.Random) -> Iterator[ClassCase]:
     for _ in range(8):
         b, c, k = -rng.randint(2, 7), rng.randint(2, 7), rng.randint(-9, 9)
         expr = f"((a // {b}){_offset(k)}) // {c}"
-        want = _merged("-a", -b * k, -b * c) if k else f"a//{b * c}"
+        want, merged = _merged("-a", -b * k, -b * c) if k else (f"a//{b * c}", f"a//{b * c}")
         # under trunc the merge needs a // b + k >= 0 on the whole box: a <= 0 and k >= 0
-        trunc_want = want if k >= 0 else expr
+        trunc_want = merged if k >= 0 else expr
         yield from case(expr, nonpos, "constant offset", floor=want, trunc=trunc_want)
     # a variable offset (and a scaled one)
     for _ in range(6):
@@ -81,20 +82,20 @@ def cases(rng: random.Random) -> Iterator[ClassCase]:
     for _ in range(4):
         b, c, k = -rng.randint(2, 5), rng.randint(2, 5), rng.randint(0, 6)
         expr = f"((2*a - y) // {b}{_offset(k)}) // {c}"
-        want = _merged("y - 2*a", -b * k, -b * c)
+        want, merged = _merged("y - 2*a", -b * k, -b * c)
         box = {"a": (-100, 0), "y": (0, 30)}
-        yield from case(expr, box, "sum numerator", floor=want, trunc=want)
+        yield from case(expr, box, "sum numerator", floor=want, trunc=merged)
     # a positive inner divisor (the shipped merge) with an offset of either sign
     for _ in range(3):
         b, c, k = rng.randint(2, 6), rng.randint(2, 6), rng.randint(-9, 9)
         expr = f"((a // {b}){_offset(k)}) // {c}"
-        want = _merged("a", b * k, b * c)
+        want, merged = _merged("a", b * k, b * c)
         yield from case(
             expr,
             {"a": (0, 3000)},
             "positive inner divisor",
             floor=want,
-            trunc=expr if k < 0 else want,
+            trunc=expr if k < 0 else merged,
         )
     # bare nesting: one division already (nested-div)
     for _ in range(2):
@@ -110,7 +111,7 @@ def cases(rng: random.Random) -> Iterator[ClassCase]:
     for _ in range(2):
         b, c, k = -rng.randint(2, 5), rng.randint(2, 5), rng.randint(1, 5)
         expr = f"((a // {b}) + {k}) // {c}"
-        want = _merged("-a", -b * k, -b * c)
+        want, _ = _merged("-a", -b * k, -b * c)
         yield from case(
             expr, {"a": (-40, 60)}, "edge: trunc numerator of both signs", floor=want, trunc=expr
         )
@@ -118,5 +119,5 @@ def cases(rng: random.Random) -> Iterator[ClassCase]:
     for _ in range(2):
         b, c, k = -rng.randint(2, 5), rng.randint(2, 5), -rng.randint(1, 5)
         expr = f"((a // {b}){_offset(k)}) // {c}"
-        want = _merged("-a", -b * k, -b * c)
-        yield from case(expr, {"a": (0, 2000)}, "non-positive quotients", floor=want, trunc=want)
+        want, merged = _merged("-a", -b * k, -b * c)
+        yield from case(expr, {"a": (0, 2000)}, "non-positive quotients", floor=want, trunc=merged)
