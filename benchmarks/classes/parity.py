@@ -19,7 +19,7 @@ from collections.abc import Iterator
 from benchmarks.classes import ClassCase, class_case
 
 FAMILY = "parity"
-DRAWS = 60
+DRAWS = 70
 TVM = "TVM test_arith_rewrite_simplify TestFloorModTwo"
 
 Bounds = dict[str, tuple[int, int]]
@@ -31,6 +31,14 @@ def _offset(c: int) -> str:
     if c == 0:
         return "x"
     return f"(x + {c})" if c > 0 else f"(x - {-c})"
+
+
+def _quotient(c: int, n: int, semantics: str) -> str:
+    """``(x + c) // n`` for n > 0 as text, with the constant taken out under floor, as the
+    canonical form has it: ``(x + 70)//8`` is ``(x + 6)//8 + 8``."""
+    if semantics == "trunc" or 0 <= c < n:
+        return f"({_offset(c)}//{n})"
+    return f"({_offset(c % n)}//{n} + {c // n})"
 
 
 def _scaled(k: int, text: str) -> str:
@@ -141,9 +149,38 @@ def div_minus_mod(rng: random.Random, semantics: str) -> Draw:
     pair = [_scaled(1, f"{_offset(c1)}//2"), _scaled(-1, f"{_offset(c2)} % 2")]
     rng.shuffle(pair)
     expr = _sum(pair, rest)
-    expected = f"{_offset(c2)}//2 + {(c1 - c2) // 2}" + (f" + {rest}" if rest else "")
+    quotient = _quotient(c2, 2, semantics)
+    expected = f"{quotient} + {(c1 - c2) // 2}" + (f" + {rest}" if rest else "")
     holds = semantics == "floor" or kind == "nonneg"
     return expr, bounds, expected if holds else expr, f"{TVM}: quotient minus parity"
+
+
+def hermite(rng: random.Random, semantics: str) -> Draw:
+    """Unrolled quotients ``sum((x + c + i) // n for i < n)`` are ``x + c`` (Hermite's
+    identity, n a power of two; tinygrad's unrolled arange), paired into halves; a pair
+    ``(x + c) // d + (x + c + d/2) // d`` is ``(x + c) // (d/2)``. Under truncation where
+    the numerators are never negative; edges: across zero, or a pair not half apart."""
+    c = rng.randint(-20, 40)
+    k = rng.choice([1, 1, 1, 2, -1])
+    low = max(0, -c) if rng.random() < 0.75 else -30
+    bounds: Bounds = {"x": (low, low + 60)}
+    holds = semantics == "floor" or low + c >= 0
+    scale = "" if k == 1 else f"{k}*"
+    if rng.random() < 0.5:
+        n = rng.choice([2, 4, 8])
+        parts = [f"{scale}({_offset(c + i)}//{n})" for i in range(n)]
+        rng.shuffle(parts)
+        expected = f"{k}*{_offset(c)}"
+    else:
+        n = 2 * rng.randint(2, 8)
+        gap = n // 2 if rng.random() < 0.8 else n // 2 + 1
+        holds = holds and gap == n // 2
+        parts = [f"{scale}({_offset(c)}//{n})", f"{scale}({_offset(c + gap)}//{n})"]
+        rng.shuffle(parts)
+        expected = f"{k}*{_quotient(c, n // 2, semantics)}"
+    expr = " + ".join(parts)
+    source = "tinygrad test_uop_symbolic test_arange_unrolled: Hermite's identity"
+    return expr, bounds, expected if holds else expr, source
 
 
 def common_factor(rng: random.Random, semantics: str) -> Draw:
@@ -181,7 +218,15 @@ def edges(rng: random.Random, semantics: str) -> Draw:
     return expr, {"x": (-40, 40)}, expr, "generated: edge, no neighbour identity"
 
 
-TEMPLATES = (div_difference, div_parity, mod_parity, div_minus_mod, common_factor, edges)
+TEMPLATES = (
+    div_difference,
+    div_parity,
+    mod_parity,
+    div_minus_mod,
+    hermite,
+    common_factor,
+    edges,
+)
 
 
 def cases(rng: random.Random) -> Iterator[ClassCase]:
