@@ -184,7 +184,8 @@ def hermite(rng: random.Random, semantics: str) -> Draw:
 
 
 def common_factor(rng: random.Random, semantics: str) -> Draw:
-    """``y*(x % d) + k*(x % d)`` is ``(y + k)*(x % d)``; also ``//`` and two products."""
+    """``y*(x % d) + k*(x % d)`` is ``(y + k)*(x % d)``, also with ``//``; two products
+    sharing the division stay."""
     d = rng.randint(2, 9)
     op = rng.choice(["%", "//"])
     k = rng.choice([-7, -3, -1, 1, 2, 5, 10])
@@ -195,8 +196,8 @@ def common_factor(rng: random.Random, semantics: str) -> Draw:
         expr, expected = f"y*{atom}{_scaled(k, atom)}", f"(y + {k})*{atom}"
     elif form == 1:
         expr, expected = f"{k}*{atom} + {atom}*y", f"(y + {k})*{atom}"
-    elif form == 2:
-        expr, expected = f"y*{atom} + z*{atom}", f"(y + z)*{atom}"
+    elif form == 2:  # kept: two products are not factored (quadratic matching, see the rules)
+        expr = expected = f"y*{atom} + z*{atom}"
     else:  # edge: not one shared division
         expr = rng.choice([f"y*{atom}{_scaled(k, f'(x {op} {d + 1})')}", f"y*z{_scaled(k, 'z')}"])
         expected = expr
