@@ -34,9 +34,9 @@ def _offset(c: int) -> str:
 
 
 def _quotient(c: int, n: int, semantics: str) -> str:
-    """``(x + c) // n`` for n > 0 as text, with the constant taken out under floor, as the
-    canonical form has it: ``(x + 70)//8`` is ``(x + 6)//8 + 8``."""
-    if semantics == "trunc" or 0 <= c < n:
+    """``(x + c) // n`` for n > 0 as text, with a constant c >= n taken out under floor, as
+    the simplifier has it: ``(x + 70)//8`` is ``(x + 6)//8 + 8``."""
+    if semantics == "trunc" or c < n:
         return f"({_offset(c)}//{n})"
     return f"({_offset(c % n)}//{n} + {c // n})"
 
