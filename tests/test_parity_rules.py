@@ -58,6 +58,7 @@ EXAMPLES = [
     ("min(x // -10, y // -10)", "max(x, y) // -10", "max(x, y) // -10", "max(x, y) // -10"),
     ("max(x // -10, y // -10)", "min(x, y) // -10", "min(x, y) // -10", "min(x, y) // -10"),
     ("min(3*(x // 4), 3*(y // 4))", "3*(min(x, y) // 4)", "3*(min(x, y) // 4)", None),
+    ("max(x // -4 + 7, y // -4 + 7)", "min(x, y) // -4 + 7", "min(x, y) // -4 + 7", None),
     ("min((x + 3)//4*4, x)", "x", "x", "x"),
     ("min(x, (x + 3)//4*4)", "x", "x", "x"),
     ("max((x + 3)//4*4, x)", "(x + 3)//4*4", "(x + 3)//4*4", "(x + 3)//4*4"),
@@ -171,6 +172,7 @@ def test_false_under_trunc(text: str, floor_form: str, point: int) -> None:
     [
         ("min(x // 4, y // 6)", WIDE),  # unlike divisors
         ("min((x // 4)*2, (y // 4)*3)", WIDE),  # unlike scales
+        ("min(x // 4 + 1, y // 4)", WIDE),  # unlike offsets
         ("min(x // z, y // z)", {"x": (-9, 9), "y": (-9, 9), "z": (-3, 3)}),  # z crosses 0
         ("min((x + 2)//4*4, x)", WIDE),  # the multiple is on both sides of x
         ("max((x - 1)//-4*-4, x)", WIDE),

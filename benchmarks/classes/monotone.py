@@ -46,16 +46,19 @@ def _divisor(rng: random.Random) -> int:
 
 
 def quotients(rng: random.Random, semantics: str) -> Draw:
-    """``min(k*(x // d), k*(y // d))``: monotone under both semantics."""
+    """``min(k*(x // d) + c, k*(y // d) + c)``: monotone under both semantics."""
     op, d = _op(rng), _divisor(rng)
     k = rng.choice([1, 1, 1, -1, 2, 3, -4])
     same = (k > 0) == (d > 0)
     inner = op if same else {"min": "max", "max": "min"}[op]
     scale = "" if k == 1 else f"*{k}"
-    expr = _pair(rng, op, f"(x//{d}){scale}", f"(y//{d}){scale}")
-    expected = f"({inner}(x, y)//{d}){scale}"
+    c = rng.choice([0, 0, rng.randint(-9, 9)])
+    shift = "" if c == 0 else f" + {c}"
+    expr = _pair(rng, op, f"(x//{d}){scale}{shift}", f"(y//{d}){scale}{shift}")
+    expected = f"({inner}(x, y)//{d}){scale}{shift}"
     bounds = {"x": (-20, 20), "y": (-20, 20)}
-    return expr, bounds, expected, f"{TVM}: min/max of quotients, divisor {d}, scale {k}"
+    source = f"{TVM}: min/max of quotients, divisor {d}, scale {k}, offset {c}"
+    return expr, bounds, expected, source
 
 
 def quotients_by_term(rng: random.Random, semantics: str) -> Draw:
