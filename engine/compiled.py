@@ -305,6 +305,8 @@ def _child_cost(p: Pattern) -> int:
         return 1
     if isinstance(p, POp):
         return 2
+    if p.seq is not None and p.seq.where is not None:
+        return 4  # as quorem.engine.matcher.child_cost: a filtered sum is matched last
     return 3
 
 

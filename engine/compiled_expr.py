@@ -22,9 +22,11 @@ from quorem.engine import interpret as ref
 from quorem.engine.arith import truncdiv, truncmod
 from quorem.engine.errors import TermError
 from quorem.engine.interpret import NEG_INF, POS_INF, Undetermined
+from quorem.engine.monomial import monomial_divides, monomial_quotient
 from quorem.engine.ops import COMMUTATIVE, DIV_OF, MOD_OF, Op, Semantics
 from quorem.engine.overflow import FitsCheck, compile_fits
 from quorem.engine.rule import (
+    TERM_FUNCS,
     Binary,
     Call,
     Expr,
@@ -139,6 +141,13 @@ def _tmod(a: int, b: int) -> int:
 
 def _divides(d: int, n: int) -> bool:
     return n == 0 if d == 0 else n % d == 0
+
+
+def _tquotient(t: Term, u: Term) -> Term:
+    q = monomial_quotient(t, u)
+    if q is None:
+        raise Undetermined
+    return q
 
 
 def _divides_ext(d: ref.Ext, n: ref.Ext) -> bool:
@@ -294,6 +303,7 @@ RUNTIME: Final[dict[str, Any]] = {
     "maximum": maximum,
     "minimum": minimum,
     "_gcd": math.gcd,
+    "_tdivides": monomial_divides,
     "_FITS_CHECKS": _FITS_CHECKS,
     "_DIV_EXT": ref._DIV,
     "_add_ext": ref._add,
@@ -314,6 +324,7 @@ RUNTIME: Final[dict[str, Any]] = {
             _tmod,
             _divides,
             _divides_ext,
+            _tquotient,
             _cdiv_ext,
             _abs_ext,
             _min_ext,
@@ -554,6 +565,12 @@ class ExprCompiler:
             if group is not None:
                 raise Unsupported
             return BOOL
+        if f in TERM_FUNCS:
+            if len(e.args) != 2 or (group is None and any(sequence_names(a) for a in e.args)):
+                raise Unsupported
+            if BOOL in (self._type(a, group) for a in e.args):
+                raise Unsupported
+            return BOOL if f == "tdivides" else TERM
         types = []
         expanded = False
         for a in e.args:
@@ -627,6 +644,9 @@ class ExprCompiler:
             return self._raises(e.args[0], group)
         if f == "fits_int64":
             return False  # it answers False rather than raise
+        if f in TERM_FUNCS:
+            sub = any(self._raises(a, group) for a in e.args)
+            return True if f == "tquotient" else sub
         sub = False
         types = []
         for a in e.args:
@@ -882,6 +902,9 @@ class ExprCompiler:
             return self.bound(f, e.args[0], ctx)
         if f == "fits_int64":
             return self.fits(e.args[0], ctx)
+        if f == "tdivides":
+            u, t = (self.as_term(self.expr(a, ctx)) for a in e.args)
+            return _C(f"_tdivides({u}, {t})", BOOL)
         if f == "abs":
             c = self.expr(e.args[0], ctx)
             if c.ty == INT:
@@ -1021,6 +1044,9 @@ class ExprCompiler:
             return f"mul({x}, {y})"
         shape = self._term_op(e)
         if shape is None:
+            if isinstance(e, Call) and e.func == "tquotient":
+                t, u = (self.as_term(self.expr(a, ctx)) for a in e.args)
+                return f"_tquotient({t}, {u})"
             if isinstance(e, Call) and e.func in ("max", "min"):
                 fold = "maximum" if e.func == "max" else "minimum"
                 codes = [self.as_term(self.expr(a, ctx)) for a in e.args]

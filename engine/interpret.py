@@ -16,9 +16,20 @@ from typing import Final, Union
 
 from quorem.engine.arith import floordiv, floormod, truncdiv, truncmod
 from quorem.engine.errors import TermError
+from quorem.engine.monomial import monomial_divides, monomial_quotient
 from quorem.engine.ops import DIVISION_FUNCTIONS, Op, Semantics
 from quorem.engine.overflow import fits_int64
-from quorem.engine.rule import Binary, Call, Expr, Lit, Name, NameKind, Unary, sequence_names
+from quorem.engine.rule import (
+    TERM_FUNCS,
+    Binary,
+    Call,
+    Expr,
+    Lit,
+    Name,
+    NameKind,
+    Unary,
+    sequence_names,
+)
 from quorem.engine.term import (
     Term,
     compare,
@@ -252,6 +263,8 @@ class _Evaluator:
                 return NEG_INF if f == "vmin" else POS_INF
             return bound
         args = self.expand(e.args)
+        if f in TERM_FUNCS:
+            return self.monomial_call(f, _to_term(args[0]), _to_term(args[1]))
         if any(isinstance(a, Term) for a in args):
             return self.term_call(f, [_to_term(a) for a in args])
         nums: list[Ext] = [a for a in args if not isinstance(a, bool | Term)]
@@ -268,6 +281,15 @@ class _Evaluator:
             d, n = _ints(*nums)
             return n == 0 if d == 0 else n % d == 0
         return _DIV[f](nums[0], nums[1])
+
+    def monomial_call(self, f: str, a: Term, b: Term) -> Value:
+        """``tdivides(u, t)`` or ``tquotient(t, u)`` (see :mod:`quorem.engine.monomial`)."""
+        if f == "tdivides":
+            return monomial_divides(a, b)
+        q = monomial_quotient(a, b)
+        if q is None:
+            raise Undetermined  # no quotient: the rule does not fire
+        return q
 
     def term_call(self, f: str, args: list[Term]) -> Term:
         try:

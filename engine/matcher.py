@@ -73,6 +73,8 @@ def child_cost(p: Pattern) -> int:
         return 1
     if isinstance(p, POp):
         return 2
+    if p.seq is not None and p.seq.where is not None:
+        return 4  # last: its per-addend condition may read the names of its siblings
     return 3
 
 

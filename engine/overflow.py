@@ -123,6 +123,14 @@ def _abs_range(r: _Range) -> _Range:
     return (0 if lo <= 0 <= hi else min(abs(lo), abs(hi)), max(abs(lo), abs(hi)))
 
 
+def _magnitude_range(r: _Range) -> _Range:
+    """``[-m, m]`` for the largest magnitude ``m`` in ``r``."""
+    lo, hi = r
+    assert lo is not None and hi is not None
+    m = max(abs(lo), abs(hi))
+    return (-m, m)
+
+
 def _call_node(e: Call, sem: Semantics) -> _Node:
     f = e.func
     kids = [_compile(a, sem) for a in e.args]
@@ -143,6 +151,10 @@ def _call_node(e: Call, sem: Semantics) -> _Node:
     if f == "abs":
         (fa,) = kids
         return lambda env, i: _check(_abs_range(fa(env, i)))
+    if f == "tquotient":
+        # t == q*u with u a non-zero integer, so |q| <= |t| (quorem.engine.monomial).
+        fa, fb = kids
+        return lambda env, i: (fb(env, i), _check(_magnitude_range(fa(env, i))))[1]
     return _too_wide  # gcd, aggregates of conditions, ...: not needed by any rule
 
 

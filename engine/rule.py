@@ -25,6 +25,7 @@ from quorem.engine.ops import Op, Semantics
 __all__ = [
     "AGGREGATES",
     "CONST_FUNCS",
+    "TERM_FUNCS",
     "Binary",
     "Call",
     "Expr",
@@ -162,6 +163,9 @@ CONST_FUNCS: Final = frozenset(
     {"gcd", "abs", "min", "max", "floordiv", "floormod", "truncdiv", "truncmod", "divides"}
 )
 AGGREGATES: Final = frozenset({"sum", "all", "any"})
+# Functions of terms (quorem.engine.monomial): ``tdivides(u, t)``, the monomial ``u``
+# divides ``t`` as a polynomial over its atoms; ``tquotient(t, u)``, that quotient.
+TERM_FUNCS: Final = frozenset({"tdivides", "tquotient"})
 
 
 @dataclasses.dataclass(frozen=True, slots=True)

@@ -35,6 +35,7 @@ from quorem.engine.printer import int_text
 from quorem.engine.rule import (
     AGGREGATES,
     CONST_FUNCS,
+    TERM_FUNCS,
     Binary,
     Call,
     Expr,
@@ -371,11 +372,13 @@ class _Checker:
         if func in ("vmin", "vmax", "fits_int64") or func in AGGREGATES:
             if len(node.args) != 1:
                 raise self.error(f"{func}() takes exactly one argument", node)
-        elif func not in CONST_FUNCS:
-            known = ", ".join(sorted({"vmin", "vmax", "fits_int64", *CONST_FUNCS, *AGGREGATES}))
+        elif func not in CONST_FUNCS and func not in TERM_FUNCS:
+            known = ", ".join(
+                sorted({"vmin", "vmax", "fits_int64", *CONST_FUNCS, *TERM_FUNCS, *AGGREGATES})
+            )
             raise self.error(f"unknown function {func!r} (known: {known})", node)
         if (
-            func in ("floordiv", "floormod", "truncdiv", "truncmod", "divides")
+            func in ("floordiv", "floormod", "truncdiv", "truncmod", "divides", *TERM_FUNCS)
             and len(node.args) != 2
         ):
             raise self.error(f"{func}() takes exactly 2 arguments", node)
@@ -474,6 +477,8 @@ def _type_of(e: Expr, ck: _Checker) -> tuple[str, bool]:
         return _INT, seq
     if e.func == "fits_int64":
         return _fits_type(e, kinds, seq, ck)
+    if e.func in TERM_FUNCS:
+        return _monomial_type(e, kinds, seq, ck)
     if e.func in AGGREGATES:
         (t, s) = types[0]
         if not s:
@@ -501,6 +506,15 @@ def _type_of(e: Expr, ck: _Checker) -> tuple[str, bool]:
     if e.func == "divides":
         return _BOOL, seq
     return _INT, seq
+
+
+def _monomial_type(e: Call, kinds: set[str], seq: bool, ck: _Checker) -> tuple[str, bool]:
+    """``tdivides(u, t)`` is a condition and ``tquotient(t, u)`` a term, of terms."""
+    if _BOOL in kinds:
+        raise ck.type_error(f"{e.func}() takes terms (or numbers), not conditions")
+    if _TERM not in kinds:
+        raise ck.type_error(f"{e.func}() takes terms; for numbers use divides() and //")
+    return (_BOOL if e.func == "tdivides" else _TERM), seq
 
 
 def _fits_type(e: Call, kinds: set[str], seq: bool, ck: _Checker) -> tuple[str, bool]:
@@ -666,10 +680,14 @@ def _with_seq_filters(p: Pattern, ck: _Checker) -> Pattern:
             cond = ck.expr(node)
             for name in expr_names(cond):
                 kind = ck.names[name]
-                if name not in (seq.coef, seq.term) and kind is not NameKind.CONST:
+                # Term names are matched before the sum (the matchers match a filtered
+                # sum last), except the sum's own rest, which the filter makes.
+                outside = kind is NameKind.CONST or (kind is NameKind.TERM and name != p.rest)
+                if name not in (seq.coef, seq.term) and not outside:
                     raise ck.error(
                         f"the condition of sum({seq.coef}*{seq.term}, ...) may use"
-                        f" {seq.coef}, {seq.term} and constant names, not {name!r}",
+                        f" {seq.coef}, {seq.term}, constant names and term names matched"
+                        f" outside the sum, not {name!r}",
                         node,
                     )
             ctype, _ = _type_of(cond, ck)

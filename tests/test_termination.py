@@ -163,10 +163,13 @@ def test_term_measure_components() -> None:
     assert term_measure(quorem.parse("(x + 7) // 3")) == (1, 3, 1, 5)
     assert term_measure(quorem.parse("(x + 1) // 3 + 2")) == (1, 3, 0, 6)
     # Coefficients count too; a divisor that is not a constant adds its weight (the sum
-    # of its coefficients' and constant's magnitudes) to V, nothing to P.
+    # of its coefficients' and constant's magnitudes) to V, and every entry of its
+    # numerator to P (taking a multiple of a symbolic divisor out decreases it).
     assert term_measure(quorem.parse("(4*x + y) % 3")) == (1, 3, 1, 5)
-    assert term_measure(quorem.parse("x % y")) == (1, 1, 0, 4)
-    assert term_measure(quorem.parse("x % (-2*y + 3)")) == (1, 5, 0, 5)
+    assert term_measure(quorem.parse("x % y")) == (1, 1, 1, 4)
+    assert term_measure(quorem.parse("x % (-2*y + 3)")) == (1, 5, 1, 5)
+    assert term_measure(quorem.parse("(a*n + b) // n")) == (1, 1, 2, 8)
+    assert term_measure(quorem.parse("a + b // n")) == (1, 1, 1, 5)
     # (4x) // (2y) => (2x) // y: the divisor weight decreases.
     assert term_measure(quorem.parse("(4*x) // (2*y)"))[1] == 2
     assert term_measure(quorem.parse("(2*x) // y"))[1] == 1

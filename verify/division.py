@@ -13,7 +13,12 @@ from typing import Any
 import z3
 from quorem.engine.ops import Semantics
 
-__all__ = ["Quotient", "division_axioms", "proportional_quotient_lemmas"]
+__all__ = [
+    "Quotient",
+    "division_axioms",
+    "monomial_shift_lemmas",
+    "proportional_quotient_lemmas",
+]
 
 # z3 has no type information, so its expressions are Any to mypy.
 Quotient = tuple[Semantics, Any, Any, Any]  # semantics, numerator, divisor, quotient
@@ -50,4 +55,44 @@ def proportional_quotient_lemmas(quotients: Sequence[Quotient]) -> list[Any]:
             if sem1 is sem2:
                 same_ratio = z3.And(b1 != 0, b2 != 0, a1 * b2 == a2 * b1)
                 lemmas.append(z3.Implies(same_ratio, q1 == q2))
+    return lemmas
+
+
+def monomial_shift_lemmas(
+    divisions: Sequence[tuple[Semantics, Any, Any, Any, Any]],
+    multiples: Sequence[tuple[Any, Any, Any]],
+) -> list[Any]:
+    """Lemmas: numerators differing by ``b*k`` have quotients differing by ``k``.
+
+    ``divisions`` are ``(semantics, a, b, q, r)``; ``multiples`` are ``(flag, b, k)``:
+    where ``flag`` holds, ``k`` is an exact quotient by ``b`` (``tquotient``). For two
+    divisions by ``b`` of one semantics and ``K`` the sum of those ``k`` whose flags hold,
+    ``a0 == a1 + b*K`` gives ``q0 == q1 + K`` and ``r0 == r1`` under floor division, and
+    under truncation where ``a0`` and ``a1`` have one sign: true facts of integers, so
+    adding them never changes what is provable, only how fast (Z3 did not find
+    ``(b*k + y) % b == y % b`` alone in minutes).
+    """
+    lemmas = []
+    by_divisor: dict[int, list[tuple[Any, Any]]] = {}
+    for flag, b, k in multiples:
+        by_divisor.setdefault(z3.simplify(b).get_id(), []).append((flag, k))
+    for i, (sem0, a0, b0, q0, r0) in enumerate(divisions):
+        found = by_divisor.get(z3.simplify(b0).get_id())
+        if found is None:
+            continue
+        flags = [f for f, _ in found]
+        total = z3.Sum(*[k for _, k in found])
+        for sem1, a1, b1, q1, r1 in divisions[i + 1 :]:
+            if sem1 is not sem0 or z3.simplify(b1).get_id() != z3.simplify(b0).get_id():
+                continue
+            for (x0, p0, m0), (x1, p1, m1) in (
+                ((a0, q0, r0), (a1, q1, r1)),
+                ((a1, q1, r1), (a0, q0, r0)),
+            ):
+                shifted = z3.And(*flags, b0 != 0, x0 == x1 + b0 * total)
+                same = z3.And(p0 == p1 + total, m0 == m1)
+                if sem0 is Semantics.TRUNC:
+                    one_sign = z3.Or(z3.And(x0 >= 0, x1 >= 0), z3.And(x0 <= 0, x1 <= 0))
+                    shifted = z3.And(shifted, one_sign)
+                lemmas.append(z3.Implies(shifted, same))
     return lemmas

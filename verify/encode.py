@@ -32,6 +32,7 @@ import z3
 from quorem.engine.ops import DIVISION_FUNCTIONS, Semantics
 from quorem.engine.rule import (
     AGGREGATES,
+    TERM_FUNCS,
     Binary,
     Call,
     Expr,
@@ -48,7 +49,12 @@ from quorem.engine.rule import (
     Unary,
     sequence_names,
 )
-from quorem.verify.division import Quotient, division_axioms, proportional_quotient_lemmas
+from quorem.verify.division import (
+    Quotient,
+    division_axioms,
+    monomial_shift_lemmas,
+    proportional_quotient_lemmas,
+)
 
 __all__ = ["INT64_MAX", "INT64_MIN", "Encoding", "encode_rule", "has_sequence"]
 
@@ -128,6 +134,8 @@ class _Encoder:
         self.nodes: list[z3.ArithRef] = []
         self.partial: set[int] = set()
         self.exact: dict[tuple[int, int], z3.ArithRef] = {}
+        self.monomials: dict[tuple[int, int], tuple[z3.BoolRef, z3.ArithRef]] = {}
+        self.multiples: list[tuple[z3.BoolRef, z3.ArithRef, z3.ArithRef]] = []  # flag, u, q
         self.collect: list[z3.ArithRef] | None = None  # inside fits_int64(...): every value
         self.fresh = 0
         for name, kind in rule.names.items():
@@ -390,6 +398,8 @@ class _Encoder:
             return self.value_range(f, e.args[0], index)
         if f == "fits_int64":
             return self.fits_int64(e.args[0], index)
+        if f in TERM_FUNCS:
+            return self.monomial(f, e.args, index)
         vals = self.args(e.args, index)
         built = [c for v in vals for c in v.built]
         runtime = [c for v in vals for c in v.runtime]
@@ -439,6 +449,40 @@ class _Encoder:
             inside = [z3.And(x >= INT64_MIN, x <= INT64_MAX) for x in values]
             self.axioms.append(z3.Implies(flag, _and(inside)))
         return _Val(flag, [], [], False)
+
+    def monomial(self, f: str, args: Sequence[Expr], index: int | None) -> _Val:
+        """``tdivides(u, t)`` and ``tquotient(t, u)`` (quorem.engine.monomial).
+
+        The engine answers ``tdivides`` true only when ``t == q*u`` for its quotient ``q``
+        (``u`` a non-zero monomial), so ``tdivides`` is a fresh flag implying that
+        equation for a fresh ``q``, and ``tquotient`` is that ``q``, built only where the
+        flag holds. ``|q| <= |t|`` follows (``u`` is a non-zero integer) and is stated,
+        for the int64 obligation, with its sign. The pair ``(t, u)`` shares one flag and one ``q``.
+        """
+        a, b = (self.expr(x, index) for x in args)
+        t, u = (b, a) if f == "tdivides" else (a, b)
+        key = (t.value.get_id(), u.value.get_id())
+        found = self.monomials.get(key)
+        if found is None:
+            self.fresh += 1
+            flag = z3.Bool(f"tdivides!{self.fresh}")
+            q = self.new("tquotient")
+            x, m = t.value, u.value
+            # q lies between 0 and x for m > 0, between 0 and -x for m < 0: |q| <= |x|.
+            between = z3.If(
+                m > 0,
+                z3.If(x >= 0, z3.And(q >= 0, q <= x), z3.And(q >= x, q <= 0)),
+                z3.If(x >= 0, z3.And(q >= -x, q <= 0), z3.And(q >= 0, q <= -x)),
+            )
+            self.axioms.append(z3.Implies(flag, z3.And(x == q * m, m != 0, between)))
+            found = self.monomials[key] = (flag, q)
+            self.multiples.append((flag, m, q))
+        flag, q = found
+        built = a.built + b.built
+        runtime = a.runtime + b.runtime
+        if f == "tdivides":
+            return _Val(flag, built, runtime, False)
+        return self.node(_Val(q, [*built, flag], runtime, True))
 
     def gcd(self, xs: Sequence[z3.ArithRef]) -> z3.ArithRef:
         g = self.new("gcd")
@@ -517,6 +561,12 @@ def encode_rule(
         rhs_nodes.append(r.value)
     premises.extend(enc.axioms)
     premises.extend(proportional_quotient_lemmas(enc.quotients))
+    if enc.monomials:
+        divisions = [
+            (sem, a, b, q, enc.divisions[(sem, a.get_id(), b.get_id())][1])
+            for sem, a, b, q in enc.quotients
+        ]
+        premises.extend(monomial_shift_lemmas(divisions, enc.multiples))
     symbols = dict(enc.symbols)
     for name, vs in enc.seqs.items():
         for i, v in enumerate(vs):

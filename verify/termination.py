@@ -15,7 +15,10 @@ subterm that occurs twice counts twice):
 3. **misplaced constants** ``P``: for each ``//`` or ``%`` node whose divisor is a constant
    ``d``, the number of coefficients and the constant of its numerator, seen as a
    canonical sum ``c_1*t_1 + ... + c_n*t_n + k``, that lie outside ``[0, |d|)``
-   (``(x + 7) // 3 => (x + 1) // 3 + 2`` and ``mod-reduce-coefficients`` decrease it).
+   (``(x + 7) // 3 => (x + 1) // 3 + 2`` and ``mod-reduce-coefficients`` decrease it);
+   for a divisor that is not a constant, every non-zero coefficient and constant of the
+   numerator (none is a reduced residue of a symbolic divisor: taking the multiples of
+   a monomial divisor out, ``(a*n + b) // n => a + b // n``, decreases it).
 4. **node count** ``N``: 2 per operator node (``max min * < <= == != // %``), 1 per
    variable and per non-zero constant. Sums are transparent: a sum's ``+`` and its
    coefficients weigh nothing and its non-zero constant 1, so ``N(c*x + y + k)`` is
@@ -245,6 +248,8 @@ def _node_measure(u: Term, kids: list[Measure]) -> Measure:
         else:
             pairs, k = divisor.addends()
             v += sum(abs(c) for _, c in pairs) + abs(k)
+            npairs, nk = u.args[0].addends()
+            p += len(npairs) + int(nk != 0)
     return (d, v, p, n)
 
 
@@ -345,8 +350,15 @@ class _VarInfo:
 
 @dataclasses.dataclass(eq=False)
 class _VarRef:
+    """A term variable of the rewrite; with ``of``, the quotient ``tquotient(of, u)``.
+
+    A quotient has measure unknowns of its own, each at most the variable's, and counts
+    as an occurrence of the variable ``of`` (see :meth:`_Measurer.quotient`).
+    """
+
     name: str
     key: str
+    of: str | None = None
 
 
 @dataclasses.dataclass(eq=False)
@@ -525,6 +537,7 @@ class _Measurer:
         self.w_syms: dict[str, _Z] = {}
         self.mu_funcs: dict[str, _Z] = {}
         self.mu_apps: dict[str, _Z] = {}
+        self.quotient_names: dict[str, str] = {}
         self.k_syms: dict[str, _Z] = {}
         self.a_syms: dict[str, _Z] = {}
         self.uses: Counter[str] = Counter()
@@ -589,7 +602,7 @@ class _Measurer:
             # ``a and b`` of two terms is a term (of a rewrite); of conditions, a condition.
             return self.is_term(e.left) or self.is_term(e.right)
         if isinstance(e, Call):
-            if e.func in ("vmin", "vmax", "all", "any", "gcd", "abs", "divides"):
+            if e.func in ("vmin", "vmax", "all", "any", "gcd", "abs", "divides", "tdivides"):
                 return False
             return any(self.is_term(a) for a in e.args)
         return False
@@ -769,7 +782,12 @@ class _Measurer:
             if p.op in ("div", "mod") or p.op in _DIVISION_FUNCS:
                 num, den = p.children
                 mag = self.pattern_divisor(den)
-                misplaced = 0 if mag is None else self.pattern_misplaced(num, mag)
+                if mag is not None:
+                    misplaced = self.pattern_misplaced(num, mag)
+                elif _surely_not_constant(den):
+                    misplaced = self.pattern_entries(num)
+                else:
+                    misplaced = 0  # a lower bound: the divisor may be a constant
                 weight = self.pattern_weight(den)
                 self.nodes.append(
                     _Node(f"{p.op}", depth, weight, misplaced, self.pattern_entries(num))
@@ -899,6 +917,8 @@ class _Measurer:
                 return self.node(op, a, b, f"{op}:{self.sem.value}")
             return self.node("mul" if e.op == "*" else "cmp", a, b, e.op)
         assert isinstance(e, Call)
+        if e.func == "tquotient":
+            return self.quotient(e, index)
         if e.func not in (*_DIVISION_FUNCS, "sum", "min", "max"):
             raise _Unsupported(f"the rewrite uses {e.func}(), which the measure does not model")
         if e.func == "sum":
@@ -914,6 +934,29 @@ class _Measurer:
             return acc
         op = "div" if e.func.endswith("div") else "mod"
         return self.node(op, vals[0], vals[1], e.func)
+
+    def quotient(self, e: Call, index: int | None) -> _Sum:
+        """``tquotient(x, u)`` of a term variable ``x`` (possibly scaled): a fresh variable.
+
+        The quotient's atoms are ``x``'s with some factors of their products removed
+        (quorem.engine.monomial): its nodes are a subset of ``x``'s, none deeper, plus
+        products of remaining factors (where ``x`` had one), so each of its components
+        is at most ``x``'s, and its nodes in the nested order are below ``x``'s at the
+        same depth. Its sum form (coefficients, constant, atoms) is not known.
+        """
+        num = e.args[0]
+        if isinstance(num, Binary) and num.op == "*":
+            terms = [a for a in (num.left, num.right) if self.is_term(a)]
+            num = terms[0] if len(terms) == 1 else num
+        if not (isinstance(num, Name) and num.kind in _TERM_KINDS and num.name not in self.lets):
+            raise _Unsupported("tquotient() of something other than a (scaled) term variable")
+        of = num.name if num.kind is NameKind.TERM else f"{num.name}[{(index or 0) + 1}]"
+        divisor = self.as_sum(self.rewrite_value(e.args[1], index))
+        key = f"tquotient({of},{divisor.key})"
+        name = self.quotient_names.setdefault(key, f"q{len(self.quotient_names) + 1}({of})")
+        mine, theirs = self.var_measure(name), self.var_measure(of)
+        self.axioms += [q <= x for q, x in zip(mine, theirs, strict=True)]
+        return _of(_VarRef(name, f"v:{name}", of))
 
     def as_sum(self, v: _Sum | _Z) -> _Sum:
         return v if isinstance(v, _Sum) else _constant(v)
@@ -950,8 +993,9 @@ class _Measurer:
 
     def base_measure(self, base: _Base, depth: int = 0) -> Vector:
         if isinstance(base, _VarRef):
-            self.uses[base.name] += 1
-            self.occurrences.append((base.name, depth, z3.BoolVal(True)))
+            used = base.of or base.name  # a quotient is an occurrence of its variable
+            self.uses[used] += 1
+            self.occurrences.append((used, depth, z3.BoolVal(True)))
             return self.var_measure(base.name)
         kids = _vplus(*(self.sum_measure(k, depth + 1) for k in base.kids))
         if base.op not in ("div", "mod"):
@@ -992,7 +1036,9 @@ class _Measurer:
         if len(den.entries) == 1:
             base, coef = den.entries[0]
             lit = _int_literal(coef)
-            if self.atom_like(base) and lit is not None and lit != 0:
+            # A symbolic coefficient is non-zero where the rule fires: 0 would make the
+            # divisor the constant 0, and the rewrite is not built (a TermError).
+            if self.atom_like(base) and lit != 0:
                 return None
         return Unbounded("a divisor of the rewrite may or may not be a constant")
 
@@ -1017,7 +1063,7 @@ class _Measurer:
     def rewrite_misplaced(self, num: _Sum, den: _Sum) -> Component:
         n = self.divisor_kind(den)
         if n is None:
-            return z3.IntVal(0)
+            return self.rewrite_entries(num)
         if isinstance(n, Unbounded):
             return Unbounded(
                 "a divisor of the rewrite may be a constant: its misplaced count is not known"
@@ -1049,6 +1095,17 @@ class _Measurer:
     def rewrite(self) -> Vector:
         """An upper bound of the measure of the replacement the rewrite builds."""
         return self.sum_measure(self.as_sum(self.rewrite_value(self.rule.rewrite)))
+
+
+def _surely_not_constant(den: Pattern) -> bool:
+    """Whether every term the divisor pattern ``den`` matches is not a constant.
+
+    An operator node is not; nor is a sum pattern with an addend or a sequence (distinct
+    atoms with non-zero coefficients stay in the matched canonical sum).
+    """
+    if isinstance(den, POp):
+        return True
+    return isinstance(den, PSum) and (bool(den.addends) or den.seq is not None)
 
 
 def rule_measures(rule: Rule, semantics: Semantics | None, arity: int = 0) -> RuleMeasures:
