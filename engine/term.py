@@ -886,54 +886,51 @@ def minimum(a: Term, b: Term) -> Term:
     return _make_binary(_MIN, *_ordered_pair(a, b))
 
 
-def _sides(op: Op, a: Term, b: Term) -> tuple[Term, Term]:
-    """The canonical sides of ``a op b``: the difference ``a - b`` split by sign.
+def _sides(a: Term, b: Term) -> tuple[Term, Term]:
+    """The canonical sides of a comparison ``a op b``.
 
-    Atoms with a positive coefficient in ``a - b`` stay left, the others go right, the
-    constant goes right (left when no atom is left): ``x + 1 < y + 1`` is ``x < y``,
-    ``x - 24 == 4`` is ``x == 28``, ``0 <= x - y*5`` is ``y*5 <= x``, ``3 < x//4``
-    stays. For ``==`` and ``!=`` the difference is first signed so that its first atom
-    is positive, so ``x - y == 3`` and ``y - x == -3`` are one term. Where the new sides
-    would not fit int64 and the old ones do, they stay as they are.
+    An atom on both sides is cancelled, its net coefficient kept on the side whose
+    coefficient dominated (``x*2 + y < x + 5`` is ``x + y < 5``); atoms on one side stay
+    there, so a sum keeps its signs (``4*a - 8*b + r < 16``, as tinygrad writes it). The
+    constants move right, or left when no atom is left: ``x - 20 < -12`` is ``x < 8``,
+    ``x + 1 < y + 1`` is ``x < y``, ``x - 24 == 4`` is ``x == 28``, ``3 < x//4`` stays.
+    Where the new sides would not fit int64 and the old ones do, they stay as they are.
     """
     if a.op is _CONST and b.op is _CONST:
         return a, b
-    acc: dict[Term, int] = {}
-    k = 0
-    for t, sign in ((a, 1), (b, -1)):
-        if t.op is _ADD:
-            for atom, c in zip(t.args, t.arg[0], strict=True):
-                acc[atom] = acc.get(atom, 0) + sign * c
-            k += sign * t.arg[1]
-        elif t.op is _CONST:
-            k += sign * t.arg
-        else:
-            acc[t] = acc.get(t, 0) + sign * 1
-    if (op is _EQ or op is _NE) and acc:
-        live = [t for t, c in acc.items() if c]
-        if live and acc[_sorted(live)[0]] < 0:
-            acc = {t: -c for t, c in acc.items()}
-            k = -k
-    pos = [(t, c) for t, c in acc.items() if c > 0]
-    neg = [(t, -c) for t, c in acc.items() if c < 0]
+    pa, ka = a.addends()
+    pb, kb = b.addends()
+    moves = ka if pa else kb  # a constant beside atoms on the left, or right of a constant
+    if not moves and not (pa and pb and not {t for t, _ in pa}.isdisjoint(t for t, _ in pb)):
+        return a, b  # already canonical: the common case, at no cost
+    left = dict(pa)
+    right = dict(pb)
+    for t in set(left) & set(right):
+        ca, cb = left.pop(t), right.pop(t)
+        net = ca - cb
+        if net and (net > 0) == (ca > 0):
+            left[t] = net
+        elif net:
+            right[t] = -net
+    k = kb - ka  # the constant on the right once every constant moves there
     if not _INT64_MIN <= k <= _INT64_MAX or not _INT64_MIN <= -k <= _INT64_MAX:
         return a, b
-    if pos:
-        left, right = linear(pos), linear(neg, -k)
+    if left:
+        new_a, new_b = linear(left.items()), linear(right.items(), k)
     else:
-        left, right = const(k), linear(neg)
-    if a.fits64 and b.fits64 and not (left.fits64 and right.fits64):
+        new_a, new_b = const(-k), linear(right.items())
+    if a.fits64 and b.fits64 and not (new_a.fits64 and new_b.fits64):
         return a, b
-    return left, right
+    return new_a, new_b
 
 
 def compare(op: Op, a: Term, b: Term) -> Term:
     """The 0/1 term ``a op b`` for ``op`` in ``LT``, ``LE``, ``EQ``, ``NE``.
 
     The sides are canonical (see :func:`_sides`): ``x - 20 < -12`` is ``x < 8`` and
-    ``x + 1 < y + 1`` is ``x < y``.
+    ``x + 1 < y + 1`` is ``x < y``; a sum keeps its atoms on its side.
     """
-    a, b = _sides(op, a, b)
+    a, b = _sides(a, b)
     if op in (_EQ, _NE):
         return _make_binary(op, *_ordered_pair(a, b))
     if op in (_LT, _LE):
@@ -1122,7 +1119,7 @@ def binary_range(op: Op, a: Term, b: Term) -> iv.Range:
     if op in _DIVISIONS and b.op is _CONST and b.arg == 0:
         raise TermError("division by zero")
     if op in _COMPARISON_OPS:
-        a, b = _sides(op, a, b)
+        a, b = _sides(a, b)
     if op in _SORTED_PAIRS:
         a, b = _ordered_pair(a, b)
     if op is _AND or op is _OR:

@@ -160,16 +160,16 @@ def test_term_measure_components() -> None:
     """The concrete measure of small terms, component by component."""
     x, y = var("x"), var("y")
     # (x + 7) // 3: one division by 3, its constant 7 is misplaced; N = 2 + x + 7 + 3.
-    assert term_measure(quorem.parse("(x + 7) // 3")) == (1, 3, 1, 5)
-    assert term_measure(quorem.parse("(x + 1) // 3 + 2")) == (1, 3, 0, 6)
+    assert term_measure(quorem.parse("(x + 7) // 3")) == (1, 3, 1, 5, 0)
+    assert term_measure(quorem.parse("(x + 1) // 3 + 2")) == (1, 3, 0, 6, 0)
     # Coefficients count too; a divisor that is not a constant adds its weight (the sum
     # of its coefficients' and constant's magnitudes) to V, and every entry of its
     # numerator to P (taking a multiple of a symbolic divisor out decreases it).
-    assert term_measure(quorem.parse("(4*x + y) % 3")) == (1, 3, 1, 5)
-    assert term_measure(quorem.parse("x % y")) == (1, 1, 1, 4)
-    assert term_measure(quorem.parse("x % (-2*y + 3)")) == (1, 5, 1, 5)
-    assert term_measure(quorem.parse("(a*n + b) // n")) == (1, 1, 2, 8)
-    assert term_measure(quorem.parse("a + b // n")) == (1, 1, 1, 5)
+    assert term_measure(quorem.parse("(4*x + y) % 3")) == (1, 3, 1, 5, 0)
+    assert term_measure(quorem.parse("x % y")) == (1, 1, 1, 4, 0)
+    assert term_measure(quorem.parse("x % (-2*y + 3)")) == (1, 5, 1, 5, 0)
+    assert term_measure(quorem.parse("(a*n + b) // n")) == (1, 1, 2, 8, 0)
+    assert term_measure(quorem.parse("a + b // n")) == (1, 1, 1, 5, 0)
     # (4x) // (2y) => (2x) // y: the divisor weight decreases.
     assert term_measure(quorem.parse("(4*x) // (2*y)"))[1] == 2
     assert term_measure(quorem.parse("(2*x) // y"))[1] == 1
@@ -177,14 +177,25 @@ def test_term_measure_components() -> None:
     assert term_measure(quorem.parse("(6*x + 4) // 8"))[1] == 8
     assert term_measure(quorem.parse("(3*x + 2) // 4"))[1] == 4
     # Sums are transparent; a zero constant weighs nothing; an operator weighs 2.
-    assert term_measure(x + y) == (0, 0, 0, 2)
-    assert term_measure(x * 5 + 0) == (0, 0, 0, 1)
-    assert term_measure(const(0)) == (0, 0, 0, 0)
-    assert term_measure(quorem.parse("max(x, 0)")) == (0, 0, 0, 3)
+    assert term_measure(x + y) == (0, 0, 0, 2, 0)
+    assert term_measure(x * 5 + 0) == (0, 0, 0, 1, 0)
+    assert term_measure(const(0)) == (0, 0, 0, 0, 0)
+    assert term_measure(quorem.parse("max(x, 0)")) == (0, 0, 0, 3, 0)
     # Folding 0 <= 0 to 1 decreases the node count: the reason an operator weighs 2.
     assert term_measure(compare(Op.LE, const(0), const(0))) > term_measure(const(1))
     # A subterm occurring twice counts twice.
     assert term_measure(quorem.parse("max(x // 3, x // 3 + 1)"))[0] == 2
+    # A comparison weighs its operands' |coefficients| and |constants|, plus one per
+    # operand with both atoms and a constant: x*3 < 10 is 3 + 10; dividing through by 3
+    # gives x < 4, 1 + 4, which the node count (the same) cannot see; x < y + 1 is 1 and
+    # 1 + 1 + 1 (y's side has an atom and a constant).
+    assert term_measure(quorem.parse("x*3 < 10")) == (0, 0, 0, 4, 13)
+    assert term_measure(quorem.parse("x < 4")) == (0, 0, 0, 4, 5)
+    assert term_measure(quorem.parse("x < y + 1"))[4] == 4
+    assert term_measure(quorem.parse("x < -1"))[4] == 2
+    assert term_measure(quorem.parse("4*a + 8*b + r < 16"))[4] == 4 + 8 + 1 + 16
+    # x - 2 == y is built as x == y + 2 (constants go right).
+    assert term_measure(quorem.parse("max(x*3 < 10, x - 2 == y)"))[4] == 13 + 1 + 1 + 2 + 1
 
 
 def _value(v: object, model: z3.ModelRef) -> int:

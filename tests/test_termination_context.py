@@ -97,28 +97,37 @@ def _replay(term: Term) -> tuple[list[tuple[str, Term, Term]], Term, Term]:
 
 # ---------------------------------------------------------------- the order itself
 def test_term_nodes_components() -> None:
-    """Each operator node is one element (depth, weight, misplaced, entries)."""
+    """Each operator node is one element (depth, weight, misplaced, entries, compared)."""
     # (x + 7) // 3 + max(x, 1): the division's 7 is misplaced; its numerator has 2 entries.
     assert term_nodes(quorem.parse("(x + 7) // 3 + max(x, 1)")) == Counter(
-        {(0, 3, 1, 2): 1, (0, 0, 0, 0): 1}
+        {(0, 3, 1, 2, 0): 1, (0, 0, 0, 0, 0): 1}
     )
     # Depth counts operator nodes above (sums are transparent); a divisor that is not a
     # constant has its weight and no misplaced count.
     assert term_nodes(quorem.parse("(3*(x // 2) + 1) % (2*y - 1)")) == Counter(
-        {(0, 3, 0, 2): 1, (1, 2, 0, 1): 1}
+        {(0, 3, 0, 2, 0): 1, (1, 2, 0, 1, 0): 1}
     )
     # A subterm occurring twice counts twice, at each of its depths.
-    assert term_nodes(quorem.parse("max(x // 3, x // 3 + 1)"))[(1, 3, 0, 1)] == 2
+    assert term_nodes(quorem.parse("max(x // 3, x // 3 + 1)"))[(1, 3, 0, 1, 0)] == 2
+    # A comparison's last component is its operands' weight (with one for each operand
+    # mixing atoms and a constant); dividing through by a common factor lowers it.
+    assert term_nodes(quorem.parse("max(4*a + 8*b + r < 16, x)")) == Counter(
+        {(0, 0, 0, 0, 0): 1, (1, 0, 0, 0, 29): 1}
+    )
+    assert nested_less(
+        term_nodes(quorem.parse("max(a + 2*b < 4, x)")),
+        term_nodes(quorem.parse("max(4*a + 8*b + r < 16, x)")),
+    )
 
 
 def test_nested_less_is_the_multiset_order() -> None:
     """Deeper elements dominate: one removed deep node pays for any shallower ones."""
-    deep: Counter[Element] = Counter({(1, 2, 0, 1): 1})
-    shallow: Counter[Element] = Counter({(0, 99, 9, 9): 5})
+    deep: Counter[Element] = Counter({(1, 2, 0, 1, 0): 1})
+    shallow: Counter[Element] = Counter({(0, 99, 9, 9, 99): 5})
     assert nested_less(shallow, deep) and not nested_less(deep, shallow)
     assert nested_less(Counter(), deep)
     assert not nested_less(deep, deep)
-    assert nested_less(Counter({(0, 3, 0, 2): 1}), Counter({(0, 3, 1, 2): 1}))
+    assert nested_less(Counter({(0, 3, 0, 2, 0): 1}), Counter({(0, 3, 1, 2, 0): 1}))
 
 
 def test_shipped_order_is_not_closed_under_contexts() -> None:

@@ -2,7 +2,7 @@
 
 The order
 ---------
-A term's *measure* is a tuple of four natural numbers, compared lexicographically (a
+A term's *measure* is a tuple of five natural numbers, compared lexicographically (a
 well-founded order). Each component is a sum over the nodes of the term as a tree (a
 subterm that occurs twice counts twice):
 
@@ -25,6 +25,16 @@ subterm that occurs twice counts twice):
    ``N(x) + N(y) + [k != 0]``. An operator weighs 2 so that folding one to a constant,
    which weighs at most 1, decreases ``N`` even when its operands are zeros
    (``0 <= 0 => 1``).
+5. **comparison weight** ``Q``: the sum over the comparison nodes (``< <= == !=``) of
+   their operands' weights: for each operand seen as a canonical sum
+   ``c_1*t_1 + ... + c_n*t_n + k``, ``|c_1| + ... + |c_n| + |k|``, plus 1 if it has both
+   an atom and a non-zero constant. Rules that only divide a comparison's coefficients
+   and constant by a common factor (``x*3 < 10 => x < 4``, tinygrad's lt_folding) or move
+   its constant to the constant's side (``x + 1 < 0 => x < -1``) change no other
+   component, and decrease this one.
+
+The order of the components matters only in that ``Q`` comes last: every rule shown
+decreasing before it was added still is, by the same component.
 
 Every component is *sum-transparent* (a sum measures the sum of its atoms' measures,
 plus ``[k != 0]`` in ``N``), so the rest ``y`` of a sum pattern is exact: the matched
@@ -93,11 +103,15 @@ The nested order (obligation ``termination-context``)
 -----------------------------------------------------
 A term's *nested measure* is the multiset of its operator nodes (every node but sums,
 variables and constants; as a tree, so a shared subterm counts once per occurrence),
-each the element ``(depth, weight, misplaced, entries)``: ``depth`` is the number of
-operator nodes above it (sums are transparent); for a division, ``weight`` is its
-divisor's weight (``V``'s summand), ``misplaced`` its misplaced count (``P``'s summand)
-and ``entries`` the number of non-zero coefficients and constant of its numerator; for
-other operators the three are 0. Elements compare lexicographically (deeper is larger);
+each the element ``(depth, weight, misplaced, entries, compared)``: ``depth`` is the
+number of operator nodes above it (sums are transparent); for a division, ``weight`` is
+its divisor's weight (``V``'s summand), ``misplaced`` its misplaced count (``P``'s
+summand) and ``entries`` the number of non-zero coefficients and constant of its
+numerator; for a comparison, ``compared`` is its weight (``Q``'s summand); every other
+component is 0. The comparison weight is a local component like the others, so the
+argument below for closure under contexts holds for it unchanged: rebuilding the
+ancestors may change their weights arbitrarily, but they are shallower than the node
+rewritten. Elements compare lexicographically (deeper is larger);
 multisets compare by the Dershowitz-Manna extension, a well-founded order
 (:func:`term_nodes`, :func:`nested_less`).
 
@@ -146,7 +160,7 @@ from collections.abc import Sequence
 from typing import Any, Final
 
 import z3
-from quorem.engine.ops import DIVISION_OPS, Op, Semantics
+from quorem.engine.ops import COMPARISONS, DIVISION_OPS, Op, Semantics
 from quorem.engine.rule import (
     Binary,
     Call,
@@ -195,10 +209,16 @@ OBLIGATION: Final = "termination"
 NESTED_OBLIGATION: Final = "termination-context"
 NESTED_ORDER: Final = (
     "the multiset of operator nodes (depth, divisor weight, misplaced constants,"
-    " numerator entries), deeper first, compared as multisets"
+    " numerator entries, comparison weight), deeper first, compared as multisets"
 )
-COMPONENTS: Final = ("div/mod count", "divisor magnitude", "misplaced constants", "node count")
-Measure = tuple[int, int, int, int]
+COMPONENTS: Final = (
+    "div/mod count",
+    "divisor magnitude",
+    "misplaced constants",
+    "node count",
+    "comparison weight",
+)
+Measure = tuple[int, int, int, int, int]
 
 # z3 has no type information, so its expressions are Any to mypy.
 _Z = Any
@@ -209,6 +229,8 @@ _LINK_PREFIX: Final = "_m"  # names of the rewrite's constant sub-expressions (n
 _SEQ_KINDS: Final = (NameKind.SEQ_CONST, NameKind.SEQ_TERM)
 _TERM_KINDS: Final = (NameKind.TERM, NameKind.SEQ_TERM)
 _DIVISION_FUNCS: Final = frozenset({"floordiv", "floormod", "truncdiv", "truncmod"})
+_COMPARISON_PATTERNS: Final = frozenset({"lt", "le", "eq", "ne"})
+_LETTERS: Final = "DVPNQ"  # the measure unknowns' names, one per component
 
 
 # ------------------------------------------------------------------ concrete measure
@@ -229,14 +251,17 @@ def _node_measure(u: Term, kids: list[Measure]) -> Measure:
     v = sum(k[1] for k in kids)
     p = sum(k[2] for k in kids)
     n = sum(k[3] for k in kids)
+    q = sum(k[4] for k in kids)
     op = u.op
     if op is Op.CONST:
-        return (0, 0, 0, int(u.arg != 0))
+        return (0, 0, 0, int(u.arg != 0), 0)
     if op is Op.VAR:
-        return (0, 0, 0, 1)
+        return (0, 0, 0, 1, 0)
     if op is Op.ADD:
-        return (d, v, p, n + int(u.arg[1] != 0))
+        return (d, v, p, n + int(u.arg[1] != 0), q)
     n += _OP_WEIGHT
+    if op in COMPARISONS:
+        q += _comparison_weight(u)
     if op in DIVISION_OPS:
         d += 1
         divisor = u.args[1]
@@ -250,10 +275,25 @@ def _node_measure(u: Term, kids: list[Measure]) -> Measure:
             v += sum(abs(c) for _, c in pairs) + abs(k)
             npairs, nk = u.args[0].addends()
             p += len(npairs) + int(nk != 0)
-    return (d, v, p, n)
+    return (d, v, p, n, q)
 
 
-Element = tuple[int, int, int, int]
+def _comparison_weight(u: Term) -> int:
+    """A comparison node's own weight (see the module docstring).
+
+    Over both operands as canonical sums ``c_1*t_1 + ... + c_n*t_n + k``: the sum of
+    ``|c_i|`` and ``|k|``, plus 1 for each operand that has both an atom and a non-zero
+    constant (moving that constant to the other side, ``x + 1 < 0 => x < -1``, must
+    decrease the weight even when ``|c - b| == |c| + |b|``).
+    """
+    total = 0
+    for side in u.args:
+        pairs, k = side.addends()
+        total += sum(abs(c) for _, c in pairs) + abs(k) + int(bool(pairs) and k != 0)
+    return total
+
+
+Element = tuple[int, int, int, int, int]
 
 
 def term_nodes(t: Term, memo: dict[Term, Counter[Element]] | None = None) -> Counter[Element]:
@@ -282,24 +322,27 @@ def term_nodes(t: Term, memo: dict[Term, Counter[Element]] | None = None) -> Cou
                 out.update(memo[c])
         elif u.args:
             for c in u.args:
-                for (d, v, p, n), count in memo[c].items():
-                    out[d + 1, v, p, n] += count
+                for (d, v, p, n, q), count in memo[c].items():
+                    out[d + 1, v, p, n, q] += count
             out[(0, *_local_components(u))] += 1
         memo[u] = out
     return memo[t]
 
 
-def _local_components(u: Term) -> tuple[int, int, int]:
+def _local_components(u: Term) -> tuple[int, int, int, int]:
+    if u.op in COMPARISONS:
+        return (0, 0, 0, _comparison_weight(u))
     if u.op not in DIVISION_OPS:
-        return (0, 0, 0)
+        return (0, 0, 0, 0)
     pairs, k = u.args[0].addends()
     entries = len(pairs) + int(k != 0)
     divisor = u.args[1]
     if divisor.is_const:
         mag = abs(divisor.value)
-        return (mag, sum(not 0 <= c < mag for _, c in pairs) + int(not 0 <= k < mag), entries)
+        misplaced = sum(not 0 <= c < mag for _, c in pairs) + int(not 0 <= k < mag)
+        return (mag, misplaced, entries, 0)
     dpairs, dk = divisor.addends()
-    return (sum(abs(c) for _, c in dpairs) + abs(dk), 0, entries)
+    return (sum(abs(c) for _, c in dpairs) + abs(dk), 0, entries, 0)
 
 
 def nested_less(a: Counter[Element], b: Counter[Element]) -> bool:
@@ -388,10 +431,11 @@ class _Node:
     weight: Component
     misplaced: Component
     entries: Component
+    compared: Component = 0
 
-    def local(self) -> tuple[Component, Component, Component]:
+    def local(self) -> tuple[Component, Component, Component, Component]:
         """The components compared after the depth."""
-        return (self.weight, self.misplaced, self.entries)
+        return (self.weight, self.misplaced, self.entries, self.compared)
 
 
 @dataclasses.dataclass(eq=False)
@@ -486,7 +530,7 @@ def _vplus(*vectors: Vector) -> Vector:
     return tuple(_plus(*col) for col in zip(*vectors, strict=True))
 
 
-_ZERO4: Final = (0, 0, 0, 0)
+_ZERO5: Final = (0, 0, 0, 0, 0)
 
 
 def _times(n: int) -> str:
@@ -533,7 +577,7 @@ class _Measurer:
         self.vars: dict[str, _VarInfo] = {}
         self.groups = 0
         self.axioms: list[_Z] = []
-        self.measure_syms: dict[str, tuple[_Z, _Z, _Z, _Z]] = {}  # D, V, P, N
+        self.measure_syms: dict[str, tuple[_Z, _Z, _Z, _Z, _Z]] = {}  # D, V, P, N, Q
         self.w_syms: dict[str, _Z] = {}
         self.mu_funcs: dict[str, _Z] = {}
         self.mu_apps: dict[str, _Z] = {}
@@ -661,20 +705,19 @@ class _Measurer:
         return self.sym[f"{name}[{index + 1}]" if per_addend and index is not None else name]
 
     # ------------------------------------------------------------ measure unknowns
-    def var_measure(self, name: str) -> tuple[_Z, _Z, _Z, _Z]:
+    def var_measure(self, name: str) -> tuple[_Z, _Z, _Z, _Z, _Z]:
         found = self.measure_syms.get(name)
         if found is not None:
             return found
-        syms = tuple(z3.Int(f"{c}({name})") for c in "DVPN")
-        d, v, p, n = syms
+        d, v, p, n, q = (z3.Int(f"{c}({name})") for c in _LETTERS)
         info = self.info(name)
-        self.axioms += [d >= 0, p >= 0, v >= 0, n >= 1 if info.atom else n >= 0]
+        self.axioms += [d >= 0, p >= 0, v >= 0, q >= 0, n >= 1 if info.atom else n >= 0]
         value = self.sym.get(name)
         # N(t) == 0 only for the constant 0 (every other term has a variable, an operator
         # or a non-zero constant), which measures 0 throughout.
-        zero = z3.And(d == 0, p == 0, v == 0)
+        zero = z3.And(d == 0, p == 0, v == 0, q == 0)
         self.axioms.append(z3.Implies(n == 0, zero if value is None else z3.And(zero, value == 0)))
-        self.measure_syms[name] = (d, v, p, n)
+        self.measure_syms[name] = (d, v, p, n, q)
         return self.measure_syms[name]
 
     def w(self, name: str) -> _Z:
@@ -738,7 +781,7 @@ class _Measurer:
         out = [
             (s, z3.IntVal(1 if c == "N" else 0))
             for syms in self.measure_syms.values()
-            for c, s in zip("DVPN", syms, strict=True)
+            for c, s in zip(_LETTERS, syms, strict=True)
         ]
         out += [(w, z3.IntVal(1)) for w in self.w_syms.values()]
         out += [(k, z3.IntVal(0)) for k in self.k_syms.values()]
@@ -774,9 +817,9 @@ class _Measurer:
             self.occurrences.append((p.name, depth, z3.BoolVal(True)))
             return self.var_measure(p.name)
         if isinstance(p, PConst):
-            return (0, 0, 0, z3.If(self.sym[p.name] != 0, 1, 0))
+            return (0, 0, 0, z3.If(self.sym[p.name] != 0, 1, 0), 0)
         if isinstance(p, PLit):
-            return (0, 0, 0, int(p.value != 0))
+            return (0, 0, 0, int(p.value != 0), 0)
         if isinstance(p, POp):
             kids = _vplus(*(self.pattern(c, depth + 1) for c in p.children))
             if p.op in ("div", "mod") or p.op in _DIVISION_FUNCS:
@@ -792,9 +835,15 @@ class _Measurer:
                 self.nodes.append(
                     _Node(f"{p.op}", depth, weight, misplaced, self.pattern_entries(num))
                 )
-                return _vplus(kids, (1, weight, misplaced, _OP_WEIGHT))
+                return _vplus(kids, (1, weight, misplaced, _OP_WEIGHT, 0))
+            if p.op in _COMPARISON_PATTERNS:
+                compared = _plus(
+                    *(_plus(self.pattern_weight(c), self.pattern_mixed(c)) for c in p.children)
+                )
+                self.nodes.append(_Node(p.op, depth, 0, 0, 0, compared))
+                return _vplus(kids, (0, 0, 0, _OP_WEIGHT, compared))
             self.nodes.append(_Node(p.op, depth, 0, 0, 0))
-            return _vplus(kids, (0, 0, 0, _OP_WEIGHT))
+            return _vplus(kids, (0, 0, 0, _OP_WEIGHT, 0))
         parts: list[Vector] = [self.pattern(add.pattern, depth) for add in p.addends]
         if p.seq is not None:
             for i in range(self.arity):
@@ -807,8 +856,8 @@ class _Measurer:
             self.occurrences.append((p.rest, depth, z3.BoolVal(True)))
             parts.append(self.var_measure(p.rest))
         if p.const is not None:
-            parts.append((0, 0, 0, z3.If(self.const_value(p.const) != 0, 1, 0)))
-        return _vplus(_ZERO4, *parts)
+            parts.append((0, 0, 0, z3.If(self.const_value(p.const) != 0, 1, 0), 0))
+        return _vplus(_ZERO5, *parts)
 
     def pattern_entries(self, num: Pattern) -> _Z:
         """The non-zero entries (coefficients and constant) of the numerator ``num`` matched.
@@ -831,6 +880,26 @@ class _Measurer:
         elif num.rest is not None:
             total = total + z3.If(self.k(num.rest) != 0, 1, 0)
         return total
+
+    def pattern_mixed(self, side: Pattern) -> _Z:
+        """1 if the comparison operand ``side`` matched has an atom and a non-zero constant.
+
+        Exact where the pattern says; a lower bound (0) where it does not.
+        """
+        if isinstance(side, PTerm):
+            return z3.If(z3.And(self.k(side.name) != 0, self.a(side.name) >= 1), 1, 0)
+        if not isinstance(side, PSum):
+            return z3.IntVal(0)  # a constant, or one atom with coefficient 1
+        constant: _Z = z3.IntVal(0)
+        if side.const is not None:
+            constant = self.const_value(side.const)
+        elif side.rest is not None:
+            constant = self.k(side.rest)
+        if side.addends or side.seq is not None:
+            return z3.If(constant != 0, 1, 0)
+        if side.rest is None:
+            return z3.IntVal(0)
+        return z3.If(z3.And(constant != 0, self.a(side.rest) >= 1), 1, 0)
 
     def pattern_divisor(self, den: Pattern) -> _Z | None:
         """``|d|`` of a constant divisor pattern, None for any other divisor."""
@@ -978,7 +1047,7 @@ class _Measurer:
         ``depth`` is the number of operator nodes above ``s``; the nodes built and the
         variable occurrences are recorded with theirs (the nested order).
         """
-        parts: list[Vector] = [(0, 0, 0, z3.If(s.const != 0, 1, 0))]
+        parts: list[Vector] = [(0, 0, 0, z3.If(s.const != 0, 1, 0), 0)]
         for base, coef in s.entries:
             first = len(self.occurrences)
             parts.append(tuple(_when(coef, c) for c in self.base_measure(base, depth)))
@@ -989,7 +1058,7 @@ class _Measurer:
                 ]
             elif _int_literal(coef) == 0:
                 del self.occurrences[first:]
-        return _vplus(_ZERO4, *parts)
+        return _vplus(_ZERO5, *parts)
 
     def base_measure(self, base: _Base, depth: int = 0) -> Vector:
         if isinstance(base, _VarRef):
@@ -998,14 +1067,26 @@ class _Measurer:
             self.occurrences.append((used, depth, z3.BoolVal(True)))
             return self.var_measure(base.name)
         kids = _vplus(*(self.sum_measure(k, depth + 1) for k in base.kids))
+        if base.op == "cmp":
+            compared = _plus(
+                *(
+                    _plus(
+                        self.rewrite_divisor(k, "an operand of a comparison"),
+                        self.rewrite_mixed(k),
+                    )
+                    for k in base.kids
+                )
+            )
+            self.nodes.append(_Node(base.op, depth, 0, 0, 0, compared))
+            return _vplus(kids, (0, 0, 0, _OP_WEIGHT, compared))
         if base.op not in ("div", "mod"):
             self.nodes.append(_Node(base.op, depth, 0, 0, 0))
-            return _vplus(kids, (0, 0, 0, _OP_WEIGHT))
+            return _vplus(kids, (0, 0, 0, _OP_WEIGHT, 0))
         num, den = base.kids
         weight = self.rewrite_divisor(den)
         misplaced = self.rewrite_misplaced(num, den)
         self.nodes.append(_Node(base.op, depth, weight, misplaced, self.rewrite_entries(num)))
-        return _vplus(kids, (1, weight, misplaced, _OP_WEIGHT))
+        return _vplus(kids, (1, weight, misplaced, _OP_WEIGHT, 0))
 
     def rewrite_entries(self, num: _Sum) -> _Z:
         """An upper bound of the non-zero entries of the canonical numerator ``num`` builds.
@@ -1022,6 +1103,20 @@ class _Measurer:
             else:
                 total = total + present
         return total + z3.If(constant != 0, 1, 0)
+
+    def rewrite_mixed(self, side: _Sum) -> _Z:
+        """An upper bound of :meth:`pattern_mixed` for the built comparison operand ``side``.
+
+        0 for a constant; otherwise 1 unless its constant (with the constants of the
+        variables it adds up) is surely 0.
+        """
+        if not side.entries:
+            return z3.IntVal(0)
+        constant = side.const
+        for base, coef in side.entries:
+            if isinstance(base, _VarRef) and not self.info(base.name).atom:
+                constant = constant + coef * self.k(base.name)
+        return z3.If(constant != 0, 1, 0)
 
     def atom_like(self, base: _Base) -> bool:
         """Whether ``base`` is surely one atom (a product may fold into a scaled atom)."""
@@ -1042,8 +1137,8 @@ class _Measurer:
                 return None
         return Unbounded("a divisor of the rewrite may or may not be a constant")
 
-    def rewrite_divisor(self, den: _Sum) -> Component:
-        """An upper bound of the built divisor's weight.
+    def rewrite_divisor(self, den: _Sum, what: str = "a divisor of the rewrite") -> Component:
+        """An upper bound of the built divisor's (or comparison operand's) weight.
 
         Canonicalization only merges addends and folds constants, which never raises the
         weight (triangle inequality), so the weights of the entries add up to a bound.
@@ -1055,9 +1150,7 @@ class _Measurer:
             elif self.atom_like(base):
                 total = total + _abs(coef)
             else:
-                return Unbounded(
-                    "a divisor of the rewrite has a product, which may lift out a constant factor"
-                )
+                return Unbounded(f"{what} has a product, which may lift out a constant factor")
         return total
 
     def rewrite_misplaced(self, num: _Sum, den: _Sum) -> Component:
@@ -1128,7 +1221,7 @@ def rule_measures(rule: Rule, semantics: Semantics | None, arity: int = 0) -> Ru
         and k.split("[")[0] not in m.lets
     }
     for name, syms in m.measure_syms.items():
-        symbols.update({f"{c}({name})": s for c, s in zip("DVPN", syms, strict=True)})
+        symbols.update({f"{c}({name})": s for c, s in zip(_LETTERS, syms, strict=True)})
     symbols.update({f"k({name})": k for name, k in m.k_syms.items()})
     symbols.update({f"a({name})": a for name, a in m.a_syms.items()})
     values = [
@@ -1563,7 +1656,7 @@ def _node_values(model: z3.ModelRef, ms: RuleMeasures, new: _Node, old: _Node) -
         v = model.eval(sym, model_completion=True)
         if z3.is_int_value(v):
             out[name] = int(v.as_long())
-    labels = ("divisor weight", "misplaced constants", "numerator entries")
+    labels = ("divisor weight", "misplaced constants", "numerator entries", "comparison weight")
     for side, node in (("pattern", old), ("rewrite", new)):
         for label, c in zip(labels, node.local(), strict=True):
             if isinstance(c, Unbounded):
