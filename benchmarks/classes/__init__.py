@@ -23,10 +23,18 @@ from __future__ import annotations
 import importlib
 import pkgutil
 import random
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import NotRequired, TypedDict
 
-__all__ = ["ClassCase", "class_case", "class_cases", "class_families"]
+__all__ = [
+    "ClassCase",
+    "Template",
+    "class_case",
+    "class_cases",
+    "class_families",
+    "cycle_templates",
+    "distinct_per_kind",
+]
 
 
 class ClassCase(TypedDict):
@@ -84,3 +92,66 @@ def class_cases(family: str, rng: random.Random) -> Iterator[ClassCase]:
     module = importlib.import_module(f"{__name__}.{family}")
     cases: Iterator[ClassCase] = module.cases(rng)
     return cases
+
+
+# A template draws one case for a semantics: (expr, bounds, expected, source).
+Template = Callable[[random.Random, str], tuple[str, Mapping[str, tuple[int, int]], str, str]]
+
+
+def cycle_templates(
+    family: str, templates: Sequence[Template], draws: int, rng: random.Random
+) -> Iterator[ClassCase]:
+    """``draws`` draws cycling through ``templates``, each drawn for floor, then trunc."""
+    for index in range(draws):
+        template = templates[index % len(templates)]
+        for semantics in ("floor", "trunc"):
+            expr, bounds, expected, source = template(rng, semantics)
+            yield class_case(
+                family,
+                index,
+                semantics,
+                expr=expr,
+                bounds=bounds,
+                expected=expected,
+                source=source,
+            )
+
+
+# A kind draws one expression: (expr, bounds, given, expected, source).
+Kind = Callable[[random.Random], tuple[str, Mapping[str, tuple[int, int]], Sequence[str], str, str]]
+
+
+def distinct_per_kind(
+    family: str,
+    kinds: Sequence[Kind],
+    per_kind: int,
+    rng: random.Random,
+    *,
+    ideal_ops: int | None = None,
+) -> Iterator[ClassCase]:
+    """``per_kind`` distinct draws of each kind (200 tries at most), each in floor and
+    in trunc with the same expected form."""
+    index = 0
+    for kind in kinds:
+        seen: set[str] = set()
+        for _ in range(200):
+            if len(seen) == per_kind:
+                break
+            expr, bounds, given, expected, source = kind(rng)
+            key = "|".join([expr, *given])
+            if key in seen:
+                continue
+            seen.add(key)
+            for semantics in ("floor", "trunc"):
+                yield class_case(
+                    family,
+                    index,
+                    semantics,
+                    expr=expr,
+                    bounds=bounds,
+                    expected=expected,
+                    source=source,
+                    ideal_ops=ideal_ops,
+                    given=given,
+                )
+            index += 1

@@ -22,7 +22,7 @@ from __future__ import annotations
 import random
 from collections.abc import Callable, Iterator
 
-from benchmarks.classes import ClassCase, class_case
+from benchmarks.classes import ClassCase, distinct_per_kind
 
 FAMILY = "given"
 _Draw = tuple[str, dict[str, tuple[int, int]], list[str], str, str]
@@ -97,26 +97,4 @@ _PER_KIND = 3
 
 def cases(rng: random.Random) -> Iterator[ClassCase]:
     """Three distinct cases of each kind, each in floor and in trunc."""
-    index = 0
-    for kind in _KINDS:
-        seen: set[str] = set()
-        for _ in range(200):
-            if len(seen) == _PER_KIND:
-                break
-            text, bounds, given, expected, source = kind(rng)
-            key = text + "|" + "|".join(given)
-            if key in seen:
-                continue
-            seen.add(key)
-            for semantics in ("floor", "trunc"):
-                yield class_case(
-                    FAMILY,
-                    index,
-                    semantics,
-                    expr=text,
-                    bounds=bounds,
-                    expected=expected,
-                    source=source,
-                    given=given,
-                )
-            index += 1
+    return distinct_per_kind(FAMILY, _KINDS, _PER_KIND, rng)

@@ -23,7 +23,7 @@ from __future__ import annotations
 import random
 from collections.abc import Callable, Iterator
 
-from benchmarks.classes import ClassCase, class_case
+from benchmarks.classes import ClassCase, Kind, distinct_per_kind
 
 FAMILY = "masks"
 _Draw = tuple[str, dict[str, tuple[int, int]], str, str]
@@ -112,27 +112,14 @@ _KINDS: tuple[Callable[[random.Random], _Draw], ...] = (
 _PER_KIND = 4
 
 
+def _no_given(make: Callable[[random.Random], _Draw]) -> Kind:
+    def draw(rng: random.Random) -> tuple[str, dict[str, tuple[int, int]], list[str], str, str]:
+        text, bounds, expected, source = make(rng)
+        return text, bounds, [], expected, source
+
+    return draw
+
+
 def cases(rng: random.Random) -> Iterator[ClassCase]:
     """Four distinct expressions of each kind, each in floor and in trunc."""
-    index = 0
-    for kind in _KINDS:
-        seen: set[str] = set()
-        for _ in range(200):
-            if len(seen) == _PER_KIND:
-                break
-            text, bounds, expected, source = kind(rng)
-            if text in seen:
-                continue
-            seen.add(text)
-            for semantics in ("floor", "trunc"):
-                yield class_case(
-                    FAMILY,
-                    index,
-                    semantics,
-                    expr=text,
-                    bounds=bounds,
-                    expected=expected,
-                    source=source,
-                    ideal_ops=0,
-                )
-            index += 1
+    return distinct_per_kind(FAMILY, [_no_given(k) for k in _KINDS], _PER_KIND, rng, ideal_ops=0)

@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterator
 
 from quorem.engine.arith import floordiv, truncdiv
 
-from benchmarks.classes import ClassCase, class_case
+from benchmarks.classes import ClassCase, cycle_templates
 
 FAMILY = "monotone"
 DRAWS = 60
@@ -140,16 +140,4 @@ TEMPLATES = (quotients, quotients_by_term, quotients_unlike, rounded, rounded, m
 
 def cases(rng: random.Random) -> Iterator[ClassCase]:
     """``DRAWS`` draws, each a floor and a trunc case."""
-    for index in range(DRAWS):
-        template = TEMPLATES[index % len(TEMPLATES)]
-        for semantics in ("floor", "trunc"):
-            expr, bounds, expected, source = template(rng, semantics)
-            yield class_case(
-                FAMILY,
-                index,
-                semantics,
-                expr=expr,
-                bounds=bounds,
-                expected=expected,
-                source=source,
-            )
+    return cycle_templates(FAMILY, TEMPLATES, DRAWS, rng)

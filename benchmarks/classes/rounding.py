@@ -13,7 +13,7 @@ from __future__ import annotations
 import random
 from collections.abc import Iterator
 
-from benchmarks.classes import ClassCase, class_case
+from benchmarks.classes import ClassCase, cycle_templates
 
 FAMILY = "rounding"
 DRAWS = 60
@@ -121,16 +121,4 @@ TEMPLATES = (
 
 def cases(rng: random.Random) -> Iterator[ClassCase]:
     """``DRAWS`` draws, each a floor and a trunc case."""
-    for index in range(DRAWS):
-        template = TEMPLATES[index % len(TEMPLATES)]
-        for semantics in ("floor", "trunc"):
-            expr, bounds, expected, source = template(rng, semantics)
-            yield class_case(
-                FAMILY,
-                index,
-                semantics,
-                expr=expr,
-                bounds=bounds,
-                expected=expected,
-                source=source,
-            )
+    return cycle_templates(FAMILY, TEMPLATES, DRAWS, rng)
