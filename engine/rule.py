@@ -237,9 +237,14 @@ def sequence_names(e: Expr) -> list[str]:
         return sequence_names(e.operand)
     if isinstance(e, Binary):
         return sequence_names(e.left) + sequence_names(e.right)
-    if isinstance(e, Call) and e.func not in AGGREGATES:
+    if isinstance(e, Call) and e.func not in AGGREGATES and e.func not in _TAKES_EVERY_ELEMENT:
         return [n for a in e.args for n in sequence_names(a)]
     return []
+
+
+# gcd, min and max take every element of a sequence argument (gcd(K) is the gcd of all
+# coefficients): like the aggregates, they are one value, not one per addend.
+_TAKES_EVERY_ELEMENT: Final = frozenset({"gcd", "min", "max"})
 
 
 @dataclasses.dataclass(frozen=True, slots=True)

@@ -924,15 +924,36 @@ def _sides(a: Term, b: Term) -> tuple[Term, Term]:
     return new_a, new_b
 
 
+def _equation_sides(a: Term, b: Term) -> tuple[Term, Term]:
+    """The operands of ``a == b`` (or ``!=``): canonical sides in sorted order.
+
+    Either orientation of an equation is the same equation: both are made canonical and
+    the smaller pair is kept, so the result does not depend on the order the sides came
+    in (and the printed equation parses back to itself).
+    """
+    one = _ordered_pair(*_sides(a, b))
+    other = _ordered_pair(*_sides(b, a))
+    if other[0] is one[0] and other[1] is one[1]:
+        return one
+    key_one, key_other = (one[0].skey, one[1].skey), (other[0].skey, other[1].skey)
+    if key_other < key_one:
+        return other
+    if key_other == key_one:
+        order = _structural_cmp(other[0], one[0]) or _structural_cmp(other[1], one[1])
+        if order < 0:
+            return other
+    return one
+
+
 def compare(op: Op, a: Term, b: Term) -> Term:
     """The 0/1 term ``a op b`` for ``op`` in ``LT``, ``LE``, ``EQ``, ``NE``.
 
     The sides are canonical (see :func:`_sides`): ``x - 20 < -12`` is ``x < 8`` and
     ``x + 1 < y + 1`` is ``x < y``; a sum keeps its atoms on its side.
     """
-    a, b = _sides(a, b)
     if op in (_EQ, _NE):
-        return _make_binary(op, *_ordered_pair(a, b))
+        return _make_binary(op, *_equation_sides(a, b))
+    a, b = _sides(a, b)
     if op in (_LT, _LE):
         return _make_binary(op, a, b)
     raise TermError(f"{op.name} is not a comparison")
@@ -1118,9 +1139,11 @@ def binary_range(op: Op, a: Term, b: Term) -> iv.Range:
     assert op not in _NOT_BINARY, op
     if op in _DIVISIONS and b.op is _CONST and b.arg == 0:
         raise TermError("division by zero")
-    if op in _COMPARISON_OPS:
+    if op is _EQ or op is _NE:
+        a, b = _equation_sides(a, b)
+    elif op is _LT or op is _LE:
         a, b = _sides(a, b)
-    if op in _SORTED_PAIRS:
+    elif op in _SORTED_PAIRS:
         a, b = _ordered_pair(a, b)
     if op is _AND or op is _OR:
         built = binary(op, a, b)  # the junction's canonical form may fold it: build it

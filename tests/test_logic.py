@@ -234,3 +234,31 @@ def test_narrowed_bounds_contain_every_point_where_the_conditions_hold(
         for name, (lo, hi) in got.items():
             assert lo is None or lo <= point[name], (texts, name, point)
             assert hi is None or point[name] <= hi, (texts, name, point)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # fuzz findings: an equation's orientation changed the term, so its text parsed
+        # back to another term (the constant moved to the other side once re-read)
+        "-(i//-8 + 4294967300 != -i*2)",
+        "x + y*2 + 7 == x//3",
+        "x//3 == x + y*2 + 7",
+        "x - 3 != y + 5",
+    ],
+)
+def test_equations_print_and_parse_back(text: str) -> None:
+    bounds = {"i": (-50, 50), "x": (-50, 50), "y": (-50, 50)}
+    term = quorem.parse(text, bounds)
+    assert quorem.parse(quorem.to_text(term), bounds) is term
+
+
+@settings(max_examples=200, deadline=None)
+@given(comparisons(), comparisons())
+def test_equation_is_one_term_in_either_orientation(left: str, right: str) -> None:
+    a = quorem.parse(left.rsplit(" ", 2)[0], SMALL)
+    b = quorem.parse(right.rsplit(" ", 2)[0], SMALL)
+    for op in (quorem.Op.EQ, quorem.Op.NE):
+        t = quorem.compare(op, a, b)
+        assert quorem.compare(op, b, a) is t
+        assert quorem.parse(quorem.to_text(t), SMALL) is t

@@ -197,3 +197,19 @@ def test_zero_coefficient_addend_is_rejected() -> None:
     text = "rule z\n  doc: d\n  semantics: floor\n  pattern: (0*x + y) // N\n  rewrite: y // N\n"
     with pytest.raises(quorem.RuleError, match="coefficient 0"):
         RuleSet.from_text(text, "z.rules")
+
+
+def test_gcd_of_a_sequence_inside_a_call_is_one_value() -> None:
+    """``divides(gcd(K), C)``: gcd takes every coefficient, once (it crashed the
+    interpreter, which expanded gcd(K) per addend inside the call)."""
+    rules = quorem.RuleSet.from_text(
+        "rule fold-scaled-lt\n"
+        "  doc:       sum(k*t) < c == sum((k/g)*t) < c/g when g = gcd(k) divides c\n"
+        "  semantics: floor\n"
+        "  pattern:   sum(K*t) + 0 < C\n"
+        "  guard:     gcd(K) > 1 and divides(gcd(K), C)\n"
+        "  let:       G = gcd(K)\n"
+        "  rewrite:   sum((K // G)*t) < C // G\n"
+    )
+    t = quorem.parse("x*4 + y*8 < 16", {"x": (0, 9), "y": (0, 9)})
+    assert quorem.to_text(quorem.simplify(t, rules)) == "x + y*2 < 4"
