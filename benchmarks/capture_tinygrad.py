@@ -23,7 +23,8 @@ with :func:`~benchmarks.peers.expr.to_text`. ``FLOORDIV``/``FLOORMOD`` print as 
 (floor, the corpus' semantics); ``CDIV``/``CMOD`` (truncating) as ``truncdiv``/``truncmod``
 calls; the ``source`` field says which the expression used. Variables: ``RANGE`` ``[0,
 end-1]`` named ``r<axis>`` (``r<axis>_<sub>`` for split ranges), ``SPECIAL`` by its name,
-a symbolic-shape variable by its name and bounds. Trees reading memory (``LOAD``, a gather's
+a symbolic-shape variable by its name and bounds (a range up to such a variable gets the
+bounds tinygrad gives it, ``[0, max-1]``). Trees reading memory (``LOAD``, a gather's
 index), vectors, or ops quorem's text has no form for are skipped and counted.
 """
 
@@ -52,7 +53,7 @@ PASSES = ("initial symbolic", "postopt symbolic")
 
 def _workloads() -> list[tuple[str, Callable[[], Any]]]:
     """(label, thunk) pairs; each thunk builds a lazy tensor, realized by the caller."""
-    from tinygrad import Tensor, nn  # noqa: PLC0415
+    from tinygrad import Tensor, Variable, nn  # noqa: PLC0415
 
     Tensor.manual_seed(0)
     out: list[tuple[str, Callable[[], Any]]] = []
@@ -174,6 +175,15 @@ def _workloads() -> list[tuple[str, Callable[[], Any]]]:
             * 2
         ),
     )
+    shape_n = Variable("n", 2, 9).bind(5)
+    add(
+        "symbolic shape: an n x 6 tensor (n in [2, 9], bound to 5) transposed, times 2",
+        lambda: Tensor.ones(shape_n, 6).contiguous().permute(1, 0) * 2,
+    )
+    add(
+        "symbolic shape: sum over the rows of an n x 7 tensor (n in [2, 9], bound to 5)",
+        lambda: Tensor.ones(shape_n, 7).contiguous().sum(0),
+    )
     add("softmax 5x17", lambda: Tensor.rand(5, 17).softmax(-1))
     add("sum over axis 0 of a 13x7x3", lambda: Tensor.rand(13, 7, 3).sum(0))
     add("triu of a 6x9", lambda: Tensor.rand(6, 9).triu(1))
@@ -239,14 +249,13 @@ class _Reader:
                 raise Unsupported(f"float arithmetic in the index (constant {u.arg!r})")
             return Node("const", value=int(u.arg))
         if u.op in (ops.RANGE, ops.SPECIAL):
-            end = u.src[0]
-            if end.op is not ops.CONST:
-                raise Unsupported("range with a symbolic end")
+            # [0, end-1]; a symbolic end (a shape variable) gives the UOp's own bounds,
+            # [0, max(end)-1], and the text loses that the range stays below the variable.
             if u.op is ops.SPECIAL:
                 name = str(u.arg)
             else:
                 name = "r" + "_".join(str(a) for a in u.arg if isinstance(a, int))
-            return self._variable(name, 0, int(end.arg) - 1, u)
+            return self._variable(name, int(u.vmin), int(u.vmax), u)
         vmm = getattr(u.arg, "vmin_vmax", None)
         if u.op in (ops.PARAM, ops.BUFFER) and vmm is not None and u.arg.name:
             return self._variable(u.arg.name, int(vmm[0]), int(vmm[1]), u)
