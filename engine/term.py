@@ -668,7 +668,20 @@ def var(name: str, lo: int | None = None, hi: int | None = None) -> Term:
         from quorem.engine.printer import int_text  # noqa: PLC0415  (printer imports term)
 
         raise TermError(f"variable {name} has an empty range [{int_text(lo)}, {int_text(hi)}]")
+    if lo is not None and lo == hi and not _POINT_VARIABLES:
+        _POINT_VARIABLES.append(True)
     return _make_var((name, lo, hi))
+
+
+_POINT_VARIABLES: Final[list[bool]] = []  # non-empty once a one-value variable was built
+
+
+def point_variables_built() -> bool:
+    """Whether a variable with a one-value range was built in this process.
+
+    Until one is, the rewriter skips its pass that puts such variables' values in.
+    """
+    return bool(_POINT_VARIABLES)
 
 
 def as_term(value: Term | int) -> Term:

@@ -176,3 +176,12 @@ def test_defined_wherever_the_input_is_even_outside_the_conditions() -> None:
     out = quorem.simplify(term)
     for y in (-(2**63), -7, -1, 1, 5, 2**63 - 1):
         assert quorem.evaluate(out, {"y": y}) == quorem.evaluate(term, {"y": y})
+
+
+def test_one_value_variables_are_their_value() -> None:
+    """A variable whose range is one value (tinygrad's size-1 ranges) is that value."""
+    b = {"x": (4, 4), "y": (0, 9)}
+    assert quorem.to_text(quorem.simplify(quorem.parse("x*3 + y + x // 2", b))) == "y + 14"
+    # Dividing by a variable that can only be 0 is undefined everywhere: kept as written.
+    term = quorem.parse("y // x", {"x": (0, 0), "y": (0, 9)})
+    assert quorem.simplify(term) is term
