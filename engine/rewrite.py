@@ -32,7 +32,7 @@ from quorem.engine.term import (
     point_variables_built,
     rebuild,
 )
-from quorem.engine.walk import nodes, postorder, substitute
+from quorem.engine.walk import nodes, pin_point_variables, postorder
 
 _CONST_OP, _ADD_OP, _VAR_OP = Op.CONST, Op.ADD, Op.VAR
 
@@ -485,7 +485,7 @@ def _phases(
 ) -> tuple[Term, StopReason, int]:
     """The early phase, then all rules (see :func:`rewrite`)."""
     if point_variables_built():
-        term = _pinned(term)
+        term = pin_point_variables(term)
     early = ruleset.early_dispatchers()
     reason = _FIXED_POINT
     n_steps = 0
@@ -506,26 +506,6 @@ def _phases(
                 term, reason, more = _run(in_context, dispatch, budget, counts, steps, batch=batch)
                 n_steps += more
     return term, reason, n_steps
-
-
-def _pinned(term: Term) -> Term:
-    """``term`` with each variable whose range is one value replaced by that value.
-
-    Equal at every point of the box (the variable takes no other value). A replacement
-    that would divide by the constant 0 is not made: the term is undefined everywhere
-    there, and is kept as written.
-    """
-    values = {
-        t.arg[0]: const(t.vmin)
-        for t in nodes(term)
-        if t.op is _VAR_OP and t.vmin is not None and t.vmin == t.vmax
-    }
-    if not values:
-        return term
-    try:
-        return substitute(term, values)
-    except TermError:
-        return term
 
 
 _JUNCTION_CLAUSES = 64  # a conjunction with more clauses is left as the rules leave it

@@ -9,12 +9,14 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 
+from quorem.engine.errors import TermError
 from quorem.engine.ops import Op
-from quorem.engine.term import Term, rebuild, var
+from quorem.engine.term import Term, const, rebuild, var
 
 __all__ = [
     "free_names",
     "nodes",
+    "pin_point_variables",
     "postorder",
     "rebound",
     "replace_subterms",
@@ -118,3 +120,23 @@ def free_names(term: Term) -> set[str]:
 def rebound(term: Term, bounds: Mapping[str, tuple[int, int]]) -> Term:
     """``term`` with the variables named in ``bounds`` given those inclusive bounds."""
     return substitute(term, {n: var(n, lo, hi) for n, (lo, hi) in bounds.items()})
+
+
+def pin_point_variables(term: Term) -> Term:
+    """``term`` with each variable whose range is one value replaced by that value.
+
+    Equal at every point of the box (the variable takes no other value). A replacement
+    that would divide by the constant 0 is not made: the term is undefined everywhere
+    there, and is kept as written.
+    """
+    values = {
+        t.arg[0]: const(t.vmin)
+        for t in nodes(term)
+        if t.op is Op.VAR and t.vmin is not None and t.vmin == t.vmax
+    }
+    if not values:
+        return term
+    try:
+        return substitute(term, values)
+    except TermError:
+        return term

@@ -52,3 +52,15 @@ def run_verify(argv: list[str], capsys: Any) -> tuple[int, str]:
 
     code = cli.main(argv)
     return code, capsys.readouterr().out
+
+
+def rewritten(text: str, semantics: str, bounds: Mapping[str, tuple[int, int]]) -> quorem.Term:
+    """``text`` parsed and simplified, which must reach a fixed point."""
+    result = quorem.explain(quorem.parse(text, bounds, semantics))
+    assert result.reason is quorem.StopReason.FIXED_POINT
+    return result.term
+
+
+def normal(text: str, semantics: str, bounds: Mapping[str, tuple[int, int]]) -> quorem.Term:
+    """The simplified form of ``text``: what an expected result is compared with."""
+    return quorem.simplify(quorem.parse(text, bounds, semantics))

@@ -27,6 +27,7 @@ from quorem.engine.rewrite import RewriteResult, Step, StopReason, rewrite
 from quorem.engine.rule import Call, Name, NameKind, POp, PTerm, Rule
 from quorem.engine.ruleset import RuleSet, default_ruleset
 from quorem.engine.term import Term, rebuild
+from quorem.engine.walk import pin_point_variables
 from support import SEED_CASES
 
 SETTINGS = settings(
@@ -358,7 +359,11 @@ class _ReferenceRewriter:
 
 
 def _reference_rewrite(term: Term, rules: RuleSet, max_steps: int) -> RewriteResult:
-    """The early phase (if any rule is early), then every rule, on a shared step budget."""
+    """The early phase (if any rule is early), then every rule, on a shared step budget.
+
+    First, as the rewriter does, one-value variables are replaced by their value.
+    """
+    term = pin_point_variables(term)
     if not any(r.early for r in rules):
         return _ReferenceRewriter(rules, max_steps, trace=True, early=False).run(term)
     first = _ReferenceRewriter(rules, max_steps, trace=True, early=True).run(term)

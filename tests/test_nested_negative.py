@@ -16,6 +16,8 @@ import quorem
 import quorem.rules
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from support import normal
+from support import rewritten as simplified
 
 OURS = {
     rule.name
@@ -25,16 +27,6 @@ OURS = {
 }
 BOTH = {"a": (-1000, 1000), "y": (0, 20)}
 NONPOS = {"a": (-1000, 0), "y": (0, 20)}
-
-
-def simplified(text: str, semantics: str, bounds: dict[str, tuple[int, int]]) -> quorem.Term:
-    result = quorem.explain(quorem.parse(text, bounds, semantics))
-    assert result.reason is quorem.StopReason.FIXED_POINT
-    return result.term
-
-
-def normal(text: str, semantics: str, bounds: dict[str, tuple[int, int]]) -> quorem.Term:
-    return quorem.simplify(quorem.parse(text, bounds, semantics))
 
 
 @pytest.mark.parametrize(

@@ -18,6 +18,8 @@ import quorem
 import quorem.rules
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from support import normal
+from support import rewritten as simplified
 
 OURS = {
     rule.name
@@ -27,16 +29,6 @@ OURS = {
 }
 POS = {"s": (20160, 30000), "t": (0, 50)}
 WIDE = {"s": (-30000, 30000), "t": (0, 50)}
-
-
-def simplified(text: str, semantics: str, bounds: dict[str, tuple[int, int]]) -> quorem.Term:
-    result = quorem.explain(quorem.parse(text, bounds, semantics))
-    assert result.reason is quorem.StopReason.FIXED_POINT
-    return result.term
-
-
-def normal(text: str, semantics: str, bounds: dict[str, tuple[int, int]]) -> quorem.Term:
-    return quorem.simplify(quorem.parse(text, bounds, semantics))
 
 
 @pytest.mark.parametrize(

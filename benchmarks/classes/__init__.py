@@ -27,6 +27,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import NotRequired, TypedDict
 
 __all__ = [
+    "CaseList",
     "ClassCase",
     "Template",
     "class_case",
@@ -155,3 +156,35 @@ def distinct_per_kind(
                     given=given,
                 )
             index += 1
+
+
+class CaseList(list[ClassCase]):
+    """A family's cases, numbered in the order they are added."""
+
+    def __init__(self, family: str) -> None:
+        super().__init__()
+        self.family = family
+
+    def pair(
+        self,
+        expr: str,
+        bounds: Mapping[str, tuple[int, int]],
+        source: str,
+        *,
+        floor: str,
+        trunc: str,
+    ) -> list[ClassCase]:
+        """Add ``expr`` under floor and under trunc, each with its expected form."""
+        for semantics, expected in (("floor", floor), ("trunc", trunc)):
+            self.append(
+                class_case(
+                    self.family,
+                    len(self),
+                    semantics,
+                    expr=expr,
+                    bounds=bounds,
+                    expected=expected,
+                    source=source,
+                )
+            )
+        return self[-2:]

@@ -12,7 +12,7 @@ from __future__ import annotations
 import random
 from collections.abc import Iterator
 
-from benchmarks.classes import ClassCase, class_case
+from benchmarks.classes import CaseList, ClassCase
 
 FAMILY = "nested_negative"
 
@@ -35,24 +35,8 @@ def _merged(linear: str, const: int, divisor: int) -> tuple[str, str]:
 
 def cases(rng: random.Random) -> Iterator[ClassCase]:
     """The class's cases for the random stream ``rng`` (floor and trunc)."""
-    out: list[ClassCase] = []
-
-    def case(
-        expr: str, bounds: dict[str, tuple[int, int]], source: str, *, floor: str, trunc: str
-    ) -> list[ClassCase]:
-        for semantics, expected in (("floor", floor), ("trunc", trunc)):
-            out.append(
-                class_case(
-                    FAMILY,
-                    len(out),
-                    semantics,
-                    expr=expr,
-                    bounds=bounds,
-                    expected=expected,
-                    source=source,
-                )
-            )
-        return out[-2:]
+    out = CaseList(FAMILY)
+    case = out.pair
 
     nonpos = {"a": (-2000, 0)}
     both = {"a": (-1000, 1000)}

@@ -15,7 +15,7 @@ import random
 from collections.abc import Iterator
 from typing import Protocol
 
-from benchmarks.classes import ClassCase, class_case
+from benchmarks.classes import CaseList, ClassCase
 
 FAMILY = "offsets"
 DIVISORS = (2, 3, 4, 7, 8, 16, 315)
@@ -43,23 +43,8 @@ class _Add(Protocol):
 
 def cases(rng: random.Random) -> Iterator[ClassCase]:
     """The class's cases for the random stream ``rng`` (floor and trunc)."""
-    out: list[ClassCase] = []
-
-    def case(
-        expr: str, bounds: dict[str, tuple[int, int]], source: str, *, floor: str, trunc: str
-    ) -> None:
-        for semantics, expected in (("floor", floor), ("trunc", trunc)):
-            out.append(
-                class_case(
-                    FAMILY,
-                    len(out),
-                    semantics,
-                    expr=expr,
-                    bounds=bounds,
-                    expected=expected,
-                    source=source,
-                )
-            )
+    out = CaseList(FAMILY)
+    case = out.pair
 
     # the issue's example; under trunc over s >= 20160, where both numerators are >= 0
     expr = "-(s // 315) + (s - 20160)//315 + 65"
