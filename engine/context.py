@@ -168,11 +168,12 @@ class _Narrowing:
         elif op is Op.NE:
             a, b = c.args
             diff = linear([(a, 1), (b, -1)])
-            if diff.op is Op.ADD and len(diff.args) == 1 and diff.args[0].op is Op.VAR:
-                (coef,), k = diff.arg
+            pairs, k = diff.addends()
+            if len(pairs) == 1 and pairs[0][0].op is Op.VAR:
+                x, coef = pairs[0]
                 if k % coef == 0:  # coef*x + k != 0 excludes x = -k/coef: an endpoint?
-                    self.exclude(diff.args[0], -k // coef)
-            elif diff.op is Op.CONST and diff.arg == 0:
+                    self.exclude(x, -k // coef)
+            elif not pairs and k == 0:
                 raise _ContradictionError
         elif c.op is Op.CONST and c.arg == 0:
             raise _ContradictionError

@@ -938,24 +938,37 @@ def _sides(a: Term, b: Term) -> tuple[Term, Term]:
 
 
 def _equation_sides(a: Term, b: Term) -> tuple[Term, Term]:
-    """The operands of ``a == b`` (or ``!=``): canonical sides in sorted order.
+    """The operands of ``a == b`` (or ``!=``): a function of ``a - b`` up to its sign.
 
-    Either orientation of an equation is the same equation: both are made canonical and
-    the smaller pair is kept, so the result does not depend on the order the sides came
-    in (and the printed equation parses back to itself).
+    The difference is signed so that its first atom (in the structural order) has a
+    positive coefficient; its positive atoms go left, the others and the constant right
+    (``x - y == 3`` and ``y + 3 == x`` are both ``x == y + 3``). So an equation does not
+    depend on the orientation or grouping its sides came in, and built again from its
+    own operands it is the same term (its text parses back to it). Where the new sides
+    would not fit int64 and the old ones do, the old ones stay, in sorted order.
     """
-    one = _ordered_pair(*_sides(a, b))
-    other = _ordered_pair(*_sides(b, a))
-    if other[0] is one[0] and other[1] is one[1]:
-        return one
-    key_one, key_other = (one[0].skey, one[1].skey), (other[0].skey, other[1].skey)
-    if key_other < key_one:
-        return other
-    if key_other == key_one:
-        order = _structural_cmp(other[0], one[0]) or _structural_cmp(other[1], one[1])
-        if order < 0:
-            return other
-    return one
+    if a.op is _CONST and b.op is _CONST:
+        return _ordered_pair(a, b)
+    acc: dict[Term, int] = {}
+    k = 0
+    for t, sign in ((a, 1), (b, -1)):
+        pairs, kt = t.addends()
+        for atom, c in pairs:
+            acc[atom] = acc.get(atom, 0) + sign * c
+        k += sign * kt
+    live = [t for t, c in acc.items() if c]
+    if not live:
+        return _ordered_pair(const(k), const(0))
+    if acc[_sorted(live)[0]] < 0:
+        acc = {t: -c for t, c in acc.items()}
+        k = -k
+    if not _INT64_MIN <= k <= _INT64_MAX or not _INT64_MIN <= -k <= _INT64_MAX:
+        return _ordered_pair(a, b)
+    left = linear([(t, c) for t, c in acc.items() if c > 0])
+    right = linear([(t, -c) for t, c in acc.items() if c < 0], -k)
+    if a.fits64 and b.fits64 and not (left.fits64 and right.fits64):
+        return _ordered_pair(a, b)
+    return left, right
 
 
 def compare(op: Op, a: Term, b: Term) -> Term:

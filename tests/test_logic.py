@@ -70,7 +70,7 @@ def test_parse_and_print(text: str, printed: str) -> None:
 def test_printed_parentheses() -> None:
     assert text_of("(x < 3 or y < 4) and z == 1").endswith("(x < 3 or y < 4)")
     assert "(" not in text_of("x < 3 or y < 4 and z == 1")
-    assert text_of("(x and y) == 0") == "0 == (x and y)"
+    assert text_of("(x and y) == 0") == "(x and y) == 0"
     assert text_of("x + (y < 2 and z == 0)").startswith("x + (")
 
 
@@ -94,8 +94,8 @@ def test_non_boolean_operands_are_truth_values() -> None:
     term = quorem.parse("a and b", b)
     for a, bv in itertools.product(range(-3, 4), range(10)):
         assert quorem.evaluate(term, {"a": a, "b": bv}) == int(a != 0 and bv != 0)
-    assert text_of("a and a", b) == "0 != a"
-    assert text_of("not not b", b) == "0 != b"
+    assert text_of("a and a", b) == "a != 0"
+    assert text_of("not not b", b) == "b != 0"
 
 
 def test_logical_not_of_a_deep_chain_does_not_recurse() -> None:
@@ -141,7 +141,7 @@ def test_clauses_simplified_in_context(text: str, want: str) -> None:
 def test_no_band_rule_for_division_equality() -> None:
     """``x // d == c`` is kept: its band ``c*d <= x and x < c*d + d`` mentions ``x`` twice,
     which the termination order cannot bound (``x`` may hold divisions)."""
-    assert simplified("x // 10 == 2") == "2 == x//10"
+    assert simplified("x // 10 == 2") == "x//10 == 2"
 
 
 def test_context_keeps_what_only_holds_in_context_sound() -> None:
