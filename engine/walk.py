@@ -126,8 +126,10 @@ def pin_point_variables(term: Term) -> Term:
     """``term`` with each variable whose range is one value replaced by that value.
 
     Equal at every point of the box (the variable takes no other value). A replacement
-    that would divide by the constant 0 is not made: the term is undefined everywhere
-    there, and is kept as written.
+    that would divide by the constant 0 is not made (the term is undefined everywhere
+    there), and neither is one whose canonical form leaves int64 where the term did not
+    (``y*(x + y)`` with ``y`` one large value distributes to ``x*c + c*c``): the term is
+    then kept as written.
     """
     values = {
         t.arg[0]: const(t.vmin)
@@ -137,6 +139,7 @@ def pin_point_variables(term: Term) -> Term:
     if not values:
         return term
     try:
-        return substitute(term, values)
+        pinned = substitute(term, values)
     except TermError:
         return term
+    return pinned if pinned.fits64 or not term.fits64 else term

@@ -185,3 +185,13 @@ def test_one_value_variables_are_their_value() -> None:
     # Dividing by a variable that can only be 0 is undefined everywhere: kept as written.
     term = quorem.parse("y // x", {"x": (0, 0), "y": (0, 9)})
     assert quorem.simplify(term) is term
+
+
+def test_pinning_one_value_variables_adds_no_overflow() -> None:
+    """CI finding: y*(x + y) fits int64 on its box, but with y's one value put in, the
+    canonical form distributes it to x*c + c*c, beyond int64: the term stays as written."""
+    c = 6_917_529_027_641_081_856
+    b = {"x": (-c - 1, -c), "y": (c, c)}
+    term = quorem.parse("y*(x + y) + truncmod(279912, -16)", b, "trunc")
+    assert term.fits64
+    assert quorem.simplify(term).fits64
