@@ -17,11 +17,11 @@ for its ``given`` conditions; the indexing maps for their constraints.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from typing import Final
 
 from quorem.engine.errors import TermError
-from quorem.engine.ops import Op
+from quorem.engine.ops import DIVISION_OPS, Op
 from quorem.engine.term import Term, const, linear, var
 from quorem.engine.walk import free_names, nodes, replace_subterms, substitute
 
@@ -30,7 +30,6 @@ __all__ = [
     "Knowledge",
     "in_context",
     "knowledge",
-    "names_of",
     "narrow",
     "narrowed_variables",
     "restore_variables",
@@ -310,11 +309,8 @@ def restore_variables(term: Term, back: Mapping[str, Term]) -> Term:
     return substitute(term, back)
 
 
-_DIVISIONS: Final = frozenset({Op.FLOORDIV, Op.FLOORMOD, Op.TRUNCDIV, Op.TRUNCMOD})
-
-
 def _divisors(t: Term) -> set[Term]:
-    return {n.args[1] for n in nodes(t) if n.op in _DIVISIONS}
+    return {n.args[1] for n in nodes(t) if n.op in DIVISION_OPS}
 
 
 def safe_outside(result: Term, original: Term) -> bool:
@@ -338,11 +334,3 @@ def safe_outside(result: Term, original: Term) -> bool:
         if d not in theirs:
             return False
     return True
-
-
-def names_of(terms: Sequence[Term]) -> set[str]:
-    """The variable names the terms mention."""
-    out: set[str] = set()
-    for t in terms:
-        out |= free_names(t)
-    return out

@@ -19,6 +19,7 @@ from quorem.engine.batch import BATCH_ATOMS, BatchRule, batch_hook, batch_rules
 from quorem.engine.compiled import Dispatch
 from quorem.engine.context import in_context, knowledge, restore_variables, safe_outside
 from quorem.engine.errors import TermError
+from quorem.engine.evaluate import count_divmod
 from quorem.engine.ops import Op
 from quorem.engine.overflow import term_fits_int64
 from quorem.engine.ruleset import RuleSet
@@ -543,13 +544,6 @@ def _context_pass(
     return memo[term]
 
 
-def _division_count(t: Term) -> int:
-    return sum(1 for n in nodes(t) if n.op in _DIVISION_OPS)
-
-
-_DIVISION_OPS = frozenset({Op.FLOORDIV, Op.FLOORMOD, Op.TRUNCDIV, Op.TRUNCMOD})
-
-
 def _clauses(t: Term) -> list[Term]:
     out = []
     op = t.op
@@ -569,7 +563,7 @@ def _junction_in_context(
         return t
     # The clauses with the most divisions first: where two clauses imply each other
     # (``x < 8`` and ``x // 8 == 0`` on x >= 0), the one dropped is the costlier.
-    clauses.sort(key=_division_count, reverse=True)
+    clauses.sort(key=count_divmod, reverse=True)
     for _ in range(2):
         changed = False
         for i, clause in enumerate(clauses):
