@@ -340,7 +340,9 @@ class _RuleCompiler(ExprCompiler):
             if isinstance(p.value, bool) or not isinstance(p.value, int):
                 raise Unsupported
         elif isinstance(p, POp):
-            if len(p.children) != 2:
+            if len(p.children) != 2 or p.op in ("and", "or"):
+                # A junction pattern matches any two parts of a clause chain, which
+                # only the reference matcher does (quorem.engine.matcher).
                 raise Unsupported
             try:
                 pattern_op(p.op, self.sem)

@@ -13,7 +13,7 @@ from typing import Final
 
 from quorem.engine.errors import TermError
 from quorem.engine.interpret import Binding, Undetermined, evaluate_expr
-from quorem.engine.ops import COMMUTATIVE, Op, Semantics
+from quorem.engine.ops import COMMUTATIVE, LOGICAL, Op, Semantics
 from quorem.engine.rule import (
     Call,
     Expr,
@@ -29,7 +29,7 @@ from quorem.engine.rule import (
     Unary,
     pattern_op,
 )
-from quorem.engine.term import Term, binary, const, linear
+from quorem.engine.term import Term, binary, const, junction_chain, junction_clauses, linear
 
 __all__ = ["Bindings", "child_cost", "instantiate", "match"]
 
@@ -82,6 +82,9 @@ def _match_op(p: POp, t: Term, b: Bindings, sem: Semantics | None) -> Iterator[B
     op = pattern_op(p.op, sem)
     if t.op is not op or len(t.args) != len(p.children):
         return
+    if op in LOGICAL:
+        yield from _match_junction(p, t, b, sem)
+        return
     orders = [(0, 1)]
     if op in COMMUTATIVE:
         orders.append((1, 0))
@@ -89,6 +92,21 @@ def _match_op(p: POp, t: Term, b: Bindings, sem: Semantics | None) -> Iterator[B
         pairs = [(p.children[i], t.args[j]) for i, j in enumerate(order)]
         pairs.sort(key=lambda pair: child_cost(pair[0]))
         yield from _match_all(pairs, b, sem)
+
+
+def _match_junction(p: POp, t: Term, b: Bindings, sem: Semantics | None) -> Iterator[Bindings]:
+    """Match ``A and B`` (or ``A or B``) against a chain of clauses, in any grouping.
+
+    A chain is one associative, commutative operation over its clauses (the canonical
+    form sorts and nests them), so ``A`` may match any clause and ``B`` the chain of the
+    others: ``P and (Q and r)`` picks two clauses anywhere and binds ``r`` to the rest.
+    """
+    clauses = junction_clauses(t)
+    for first, second in ((p.children[0], p.children[1]), (p.children[1], p.children[0])):
+        for i, clause in enumerate(clauses):
+            rest = junction_chain(t.op, clauses[:i] + clauses[i + 1 :])
+            for b1 in match(first, clause, b, sem):
+                yield from match(second, rest, b1, sem)
 
 
 def _match_all(

@@ -77,6 +77,8 @@ __all__ = [
     "const",
     "disjunction",
     "div",
+    "junction_chain",
+    "junction_clauses",
     "linear",
     "logical_and",
     "logical_not",
@@ -1057,6 +1059,29 @@ def logic_built() -> bool:
     Until one is, the rewriter skips its pass over conjunctions.
     """
     return bool(_LOGIC_BUILT)
+
+
+def junction_clauses(t: Term) -> list[Term]:
+    """The clauses of the chain ``t`` (an ``and`` or ``or`` node) in their canonical order."""
+    op = t.op
+    out: list[Term] = []
+    while t.op is op:  # chains nest to the right: iterate, do not recurse
+        out.append(t.args[0])
+        t = t.args[1]
+    out.append(t)
+    return out
+
+
+def junction_chain(op: Op, clauses: Sequence[Term]) -> Term:
+    """The chain of ``op`` over clauses taken, in order, from one canonical chain.
+
+    Such clauses need no canonicalization again (they are sorted, distinct and
+    undecided), so this is the sub-chain itself; one clause is that clause.
+    """
+    acc = clauses[-1]
+    for c in reversed(clauses[:-1]):
+        acc = _make_binary(op, c, acc)
+    return acc
 
 
 def conjunction(clauses: Iterable[Term]) -> Term:

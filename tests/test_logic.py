@@ -262,3 +262,52 @@ def test_equation_is_one_term_in_either_orientation(left: str, right: str) -> No
         t = quorem.compare(op, a, b)
         assert quorem.compare(op, b, a) is t
         assert quorem.parse(quorem.to_text(t), SMALL) is t
+
+
+# ------------------------------------------------------------------------- bands
+@pytest.mark.parametrize(
+    ("text", "want"),
+    [
+        ("0 <= x - y*5 and x - y*5 < 5", "y == x // 5"),
+        ("x - y*5 >= 0 and x - y*5 <= 4", "y == x // 5"),
+        ("y*5 <= x and x < y*5 + 5", "y == x // 5"),
+        ("y*5 <= x + z and x + z <= y*5 + 4", "y == (x + z) // 5"),
+        ("z < 1 and 0 <= x - y*5 and y < 4 and x - y*5 < 5", "z < 1 and y < 4 and y == x // 5"),
+        ("0 <= x - y*5 and x - y*5 < 5 or z == 1", "1 == z or y == x // 5"),
+        # where the band is not one quotient's, nothing merges
+        ("0 <= x - y*5 and x - y*5 < 4", "0 <= x - y*5 and x - y*5 < 4"),
+        ("0 <= x - y*5 and x - y*5 < 6", "0 <= x - y*5 and x - y*5 < 6"),
+        ("1 <= x - y*5 and x - y*5 < 6", "1 <= x - y*5 and x - y*5 < 6"),
+        ("0 <= x - y*5 and x - y*4 < 5", "0 <= x - y*5 and x - y*4 < 5"),
+    ],
+)
+def test_band_is_one_quotient(text: str, want: str) -> None:
+    """Two clauses pinning ``a - y*d`` to ``[0, d)`` are ``y == a // d``, anywhere in a chain."""
+    bounds = {"x": (-30, 30), "y": (-8, 8), "z": (0, 1)}
+    got = quorem.explain(quorem.parse(text, bounds))
+    assert got.term is quorem.parse(want, bounds), (text, quorem.to_text(got.term))
+    assert any(r.startswith("band-quotient") for r in got.rules) == ("//" in want)
+
+
+@st.composite
+def bands(draw: st.DrawFn) -> str:
+    """A band in one of its spellings, sometimes off by one, among other clauses."""
+    d = draw(st.integers(1, 6))
+    lo, hi = draw(st.sampled_from([(0, d), (0, d), (1, d), (0, d + 1), (0, d - 1), (-1, d)]))
+    k = draw(st.sampled_from([d, d, d + 1]))
+    e = f"x - y*{k}" if draw(st.booleans()) else f"x + y - y*{k + 1}"
+    lower = draw(st.sampled_from([f"{lo} <= {e}", f"y*{k} + {lo} <= x", f"{e} >= {lo}"]))
+    upper = draw(st.sampled_from([f"{e} < {hi}", f"{e} <= {hi - 1}", f"x < y*{k} + {hi}"]))
+    clauses = [lower, upper, *draw(st.lists(comparisons(), max_size=2))]
+    order = draw(st.permutations(clauses))
+    return f" {draw(st.sampled_from(['and', 'and', 'or']))} ".join(f"({c})" for c in order)
+
+
+@settings(max_examples=300, deadline=None)
+@given(bands(), st.sampled_from(["floor", "trunc"]))
+def test_simplified_bands_keep_their_value(text: str, semantics: str) -> None:
+    term = quorem.parse(text, SMALL, semantics)
+    out = quorem.simplify(term)
+    assert quorem.parse(quorem.to_text(out, quorem.Semantics(semantics)), SMALL, semantics) is out
+    for point in SMALL_POINTS:
+        assert quorem.evaluate(out, point) == quorem.evaluate(term, point), (text, point)

@@ -160,42 +160,42 @@ def test_term_measure_components() -> None:
     """The concrete measure of small terms, component by component."""
     x, y = var("x"), var("y")
     # (x + 7) // 3: one division by 3, its constant 7 is misplaced; N = 2 + x + 7 + 3.
-    assert term_measure(quorem.parse("(x + 7) // 3")) == (1, 3, 1, 5, 0)
-    assert term_measure(quorem.parse("(x + 1) // 3 + 2")) == (1, 3, 0, 6, 0)
+    assert term_measure(quorem.parse("(x + 7) // 3")) == (0, 1, 3, 1, 5, 0)
+    assert term_measure(quorem.parse("(x + 1) // 3 + 2")) == (0, 1, 3, 0, 6, 0)
     # Coefficients count too; a divisor that is not a constant adds its weight (the sum
     # of its coefficients' and constant's magnitudes) to V, and every entry of its
     # numerator to P (taking a multiple of a symbolic divisor out decreases it).
-    assert term_measure(quorem.parse("(4*x + y) % 3")) == (1, 3, 1, 5, 0)
-    assert term_measure(quorem.parse("x % y")) == (1, 1, 1, 4, 0)
-    assert term_measure(quorem.parse("x % (-2*y + 3)")) == (1, 5, 1, 5, 0)
-    assert term_measure(quorem.parse("(a*n + b) // n")) == (1, 1, 2, 8, 0)
-    assert term_measure(quorem.parse("a + b // n")) == (1, 1, 1, 5, 0)
+    assert term_measure(quorem.parse("(4*x + y) % 3")) == (0, 1, 3, 1, 5, 0)
+    assert term_measure(quorem.parse("x % y")) == (0, 1, 1, 1, 4, 0)
+    assert term_measure(quorem.parse("x % (-2*y + 3)")) == (0, 1, 5, 1, 5, 0)
+    assert term_measure(quorem.parse("(a*n + b) // n")) == (0, 1, 1, 2, 8, 0)
+    assert term_measure(quorem.parse("a + b // n")) == (0, 1, 1, 1, 5, 0)
     # (4x) // (2y) => (2x) // y: the divisor weight decreases.
-    assert term_measure(quorem.parse("(4*x) // (2*y)"))[1] == 2
-    assert term_measure(quorem.parse("(2*x) // y"))[1] == 1
+    assert term_measure(quorem.parse("(4*x) // (2*y)"))[2] == 2
+    assert term_measure(quorem.parse("(2*x) // y"))[2] == 1
     # (6x + 4) // 8 => (3x + 2) // 4: the divisor magnitude decreases.
-    assert term_measure(quorem.parse("(6*x + 4) // 8"))[1] == 8
-    assert term_measure(quorem.parse("(3*x + 2) // 4"))[1] == 4
+    assert term_measure(quorem.parse("(6*x + 4) // 8"))[2] == 8
+    assert term_measure(quorem.parse("(3*x + 2) // 4"))[2] == 4
     # Sums are transparent; a zero constant weighs nothing; an operator weighs 2.
-    assert term_measure(x + y) == (0, 0, 0, 2, 0)
-    assert term_measure(x * 5 + 0) == (0, 0, 0, 1, 0)
-    assert term_measure(const(0)) == (0, 0, 0, 0, 0)
-    assert term_measure(quorem.parse("max(x, 0)")) == (0, 0, 0, 3, 0)
+    assert term_measure(x + y) == (0, 0, 0, 0, 2, 0)
+    assert term_measure(x * 5 + 0) == (0, 0, 0, 0, 1, 0)
+    assert term_measure(const(0)) == (0, 0, 0, 0, 0, 0)
+    assert term_measure(quorem.parse("max(x, 0)")) == (0, 0, 0, 0, 3, 0)
     # Folding 0 <= 0 to 1 decreases the node count: the reason an operator weighs 2.
     assert term_measure(compare(Op.LE, const(0), const(0))) > term_measure(const(1))
     # A subterm occurring twice counts twice.
-    assert term_measure(quorem.parse("max(x // 3, x // 3 + 1)"))[0] == 2
+    assert term_measure(quorem.parse("max(x // 3, x // 3 + 1)"))[1] == 2
     # A comparison weighs its operands' |coefficients| and |constants|, plus one per
     # operand with both atoms and a constant: x*3 < 10 is 3 + 10; dividing through by 3
     # gives x < 4, 1 + 4, which the node count (the same) cannot see; x < y + 1 is 1 and
     # 1 + 1 + 1 (y's side has an atom and a constant).
-    assert term_measure(quorem.parse("x*3 < 10")) == (0, 0, 0, 4, 13)
-    assert term_measure(quorem.parse("x < 4")) == (0, 0, 0, 4, 5)
-    assert term_measure(quorem.parse("x < y + 1"))[4] == 4
-    assert term_measure(quorem.parse("x < -1"))[4] == 2
-    assert term_measure(quorem.parse("4*a + 8*b + r < 16"))[4] == 4 + 8 + 1 + 16
+    assert term_measure(quorem.parse("x*3 < 10")) == (0, 0, 0, 0, 4, 13)
+    assert term_measure(quorem.parse("x < 4")) == (0, 0, 0, 0, 4, 5)
+    assert term_measure(quorem.parse("x < y + 1"))[5] == 4
+    assert term_measure(quorem.parse("x < -1"))[5] == 2
+    assert term_measure(quorem.parse("4*a + 8*b + r < 16"))[5] == 4 + 8 + 1 + 16
     # x - 2 == y is built as x == y + 2 (constants go right).
-    assert term_measure(quorem.parse("max(x*3 < 10, x - 2 == y)"))[4] == 13 + 1 + 1 + 2 + 1
+    assert term_measure(quorem.parse("max(x*3 < 10, x - 2 == y)"))[5] == 13 + 1 + 1 + 2 + 1
 
 
 def _value(v: object, model: z3.ModelRef) -> int:
@@ -222,8 +222,8 @@ def test_symbolic_measure_of_variables() -> None:
     rule = default_ruleset().rule("max-of-same")
     ms = rule_measures(rule, None)
     n_x = ms.symbols["N(x)"]
-    assert z3.simplify(ms.pattern[3] - (2 + 2 * n_x)).eq(z3.IntVal(0))
-    assert z3.simplify(ms.rewrite[3] - n_x).eq(z3.IntVal(0))
+    assert z3.simplify(ms.pattern[4] - (2 + 2 * n_x)).eq(z3.IntVal(0))
+    assert z3.simplify(ms.rewrite[4] - n_x).eq(z3.IntVal(0))
     assert ms.pattern_uses["x"] == 2 and ms.rewrite_uses["x"] == 1
     assert len(ms.pattern) == len(ms.rewrite) == len(COMPONENTS)
 
@@ -309,3 +309,15 @@ def test_termination_results_cache_only_proofs(tmp_path: Path) -> None:
     again = ProofCache(tmp_path / "proofs.json")
     second = verify_rules(rules, [], kinds=["termination"], cache=again)
     assert [bool(r.get("cached")) for r in second] == [False, True, True]
+
+
+def test_junction_count_comes_first() -> None:
+    """``J`` counts ``and``/``or`` nodes; merging two clauses lowers it before ``D`` is read."""
+    assert term_measure(quorem.parse("x < 3 and y < 4 and (z < 5 or x == 1)"))[0] == 3
+    band = term_measure(quorem.parse("0 <= x - y*5 and x - y*5 < 5"))
+    merged = term_measure(quorem.parse("y == x // 5"))
+    assert merged[0] < band[0] and merged[1] > band[1] and merged < band
+    for name in ("band-quotient", "band-quotient-sides-le-rest"):
+        rule = default_ruleset().rule(name)
+        for ob in termination_obligations(rule):
+            assert check_termination(ob).method == "measure: junction count"

@@ -130,6 +130,8 @@ _PATTERN_INFIX: Final = {
     "le": "<=",
     "eq": "==",
     "ne": "!=",
+    "and": "and",
+    "or": "or",
 }
 
 

@@ -2,10 +2,14 @@
 
 The order
 ---------
-A term's *measure* is a tuple of five natural numbers, compared lexicographically (a
+A term's *measure* is a tuple of six natural numbers, compared lexicographically (a
 well-founded order). Each component is a sum over the nodes of the term as a tree (a
 subterm that occurs twice counts twice):
 
+0. **junction count** ``J``: the number of ``and`` and ``or`` nodes. No rule builds more
+   than its pattern matched, so every other rule keeps it; a rule that merges clauses
+   (``0 <= x - y*5 and x - y*5 < 5 => y == x // 5``) lowers it, and may then add a
+   division.
 1. **div/mod count** ``D``: the number of ``//`` and ``%`` nodes (floor and truncating).
 2. **divisor magnitude** ``V``: the sum over the ``//`` and ``%`` nodes of their divisor's
    weight: ``|c_1| + ... + |c_n| + |k|`` for the divisor seen as a canonical sum
@@ -33,8 +37,9 @@ subterm that occurs twice counts twice):
    its constant to the constant's side (``x + 1 < 0 => x < -1``) change no other
    component, and decrease this one.
 
-The order of the components matters only in that ``Q`` comes last: every rule shown
-decreasing before it was added still is, by the same component.
+The order of the components matters only in that ``J`` comes first and ``Q`` last: every
+rule shown decreasing before they were added still is, by the same component (its
+pattern and rewrite have no junction, so ``J`` is the same on both sides).
 
 Every component is *sum-transparent* (a sum measures the sum of its atoms' measures,
 plus ``[k != 0]`` in ``N``), so the rest ``y`` of a sum pattern is exact: the matched
@@ -115,7 +120,12 @@ rewritten. Elements compare lexicographically (deeper is larger);
 multisets compare by the Dershowitz-Manna extension, a well-founded order
 (:func:`term_nodes`, :func:`nested_less`).
 
+A chain of one junction operator (``a and (b and c)``, which the builder keeps sorted) is
+one level: its nodes all have the chain's depth and its clauses lie one deeper, so
+re-sorting the clauses after one of them is rewritten moves no node deeper.
+
 Proven (:func:`check_nested`, per rule instance, under the encoder's premises): the
+junction count ``J`` of the replacement is below the pattern's, or else the
 matched term's nested measure exceeds the replacement's. Sufficient conditions checked
 with Z3: each occurrence of a term variable in the rewrite pairs with a distinct one in
 the pattern at least as deep (an occurrence in an addend whose coefficient is 0 does not
@@ -137,7 +147,13 @@ and none moves deeper, since the builder never folds a division or creates an op
 node (a constant times a sum only scales coefficients). So the removed elements of ``s``
 (some at depth ``>= d``) dominate the rebuilt ancestors, and if ``r``'s multiset is
 below ``s``'s, so is the whole term's. A shared node rewritten at once is this step
-once per occurrence. Hence no infinite run exists in which each step applies a rule
+once per occurrence.
+
+A whole run is measured by the pair (the whole term's ``J``, its nested measure),
+compared lexicographically. ``J`` is sub-additive like ``D`` (the builder never creates
+an ``and``/``or`` node: rebuilding a chain flattens, sorts and drops clauses), so a step
+never raises it, and a step by a rule whose ``J`` shrinks lowers it; every other step
+lowers the nested measure. Hence no infinite run exists in which each step applies a rule
 shown decreasing at some node of a canonical term.
 
 Assumed: the canonical builder's properties above (engine code, not proven here), and
@@ -160,7 +176,7 @@ from collections.abc import Sequence
 from typing import Any, Final
 
 import z3
-from quorem.engine.ops import COMPARISONS, DIVISION_OPS, Op, Semantics
+from quorem.engine.ops import COMPARISONS, DIVISION_OPS, LOGICAL, Op, Semantics
 from quorem.engine.rule import (
     Binary,
     Call,
@@ -212,13 +228,14 @@ NESTED_ORDER: Final = (
     " numerator entries, comparison weight), deeper first, compared as multisets"
 )
 COMPONENTS: Final = (
+    "junction count",
     "div/mod count",
     "divisor magnitude",
     "misplaced constants",
     "node count",
     "comparison weight",
 )
-Measure = tuple[int, int, int, int, int]
+Measure = tuple[int, int, int, int, int, int]
 
 # z3 has no type information, so its expressions are Any to mypy.
 _Z = Any
@@ -230,7 +247,8 @@ _SEQ_KINDS: Final = (NameKind.SEQ_CONST, NameKind.SEQ_TERM)
 _TERM_KINDS: Final = (NameKind.TERM, NameKind.SEQ_TERM)
 _DIVISION_FUNCS: Final = frozenset({"floordiv", "floormod", "truncdiv", "truncmod"})
 _COMPARISON_PATTERNS: Final = frozenset({"lt", "le", "eq", "ne"})
-_LETTERS: Final = "DVPNQ"  # the measure unknowns' names, one per component
+_JUNCTION_PATTERNS: Final = frozenset({"and", "or"})
+_LETTERS: Final = "JDVPNQ"  # the measure unknowns' names, one per component
 
 
 # ------------------------------------------------------------------ concrete measure
@@ -247,19 +265,22 @@ def term_measure(t: Term) -> Measure:
 
 
 def _node_measure(u: Term, kids: list[Measure]) -> Measure:
-    d = sum(k[0] for k in kids)
-    v = sum(k[1] for k in kids)
-    p = sum(k[2] for k in kids)
-    n = sum(k[3] for k in kids)
-    q = sum(k[4] for k in kids)
+    j = sum(k[0] for k in kids)
+    d = sum(k[1] for k in kids)
+    v = sum(k[2] for k in kids)
+    p = sum(k[3] for k in kids)
+    n = sum(k[4] for k in kids)
+    q = sum(k[5] for k in kids)
     op = u.op
     if op is Op.CONST:
-        return (0, 0, 0, int(u.arg != 0), 0)
+        return (0, 0, 0, 0, int(u.arg != 0), 0)
     if op is Op.VAR:
-        return (0, 0, 0, 1, 0)
+        return (0, 0, 0, 0, 1, 0)
     if op is Op.ADD:
-        return (d, v, p, n + int(u.arg[1] != 0), q)
+        return (j, d, v, p, n + int(u.arg[1] != 0), q)
     n += _OP_WEIGHT
+    if op in LOGICAL:
+        j += 1
     if op in COMPARISONS:
         q += _comparison_weight(u)
     if op in DIVISION_OPS:
@@ -275,7 +296,7 @@ def _node_measure(u: Term, kids: list[Measure]) -> Measure:
             v += sum(abs(c) for _, c in pairs) + abs(k)
             npairs, nk = u.args[0].addends()
             p += len(npairs) + int(nk != 0)
-    return (d, v, p, n, q)
+    return (j, d, v, p, n, q)
 
 
 def _comparison_weight(u: Term) -> int:
@@ -322,6 +343,9 @@ def term_nodes(t: Term, memo: dict[Term, Counter[Element]] | None = None) -> Cou
                 out.update(memo[c])
         elif u.args:
             for c in u.args:
+                if c.op is u.op and u.op in LOGICAL:  # the rest of the chain: one level
+                    out.update(memo[c])
+                    continue
                 for (d, v, p, n, q), count in memo[c].items():
                     out[d + 1, v, p, n, q] += count
             out[(0, *_local_components(u))] += 1
@@ -530,7 +554,7 @@ def _vplus(*vectors: Vector) -> Vector:
     return tuple(_plus(*col) for col in zip(*vectors, strict=True))
 
 
-_ZERO5: Final = (0, 0, 0, 0, 0)
+_ZERO6: Final = (0, 0, 0, 0, 0, 0)
 
 
 def _times(n: int) -> str:
@@ -577,7 +601,7 @@ class _Measurer:
         self.vars: dict[str, _VarInfo] = {}
         self.groups = 0
         self.axioms: list[_Z] = []
-        self.measure_syms: dict[str, tuple[_Z, _Z, _Z, _Z, _Z]] = {}  # D, V, P, N, Q
+        self.measure_syms: dict[str, tuple[_Z, _Z, _Z, _Z, _Z, _Z]] = {}  # J, D, V, P, N, Q
         self.w_syms: dict[str, _Z] = {}
         self.mu_funcs: dict[str, _Z] = {}
         self.mu_apps: dict[str, _Z] = {}
@@ -705,19 +729,19 @@ class _Measurer:
         return self.sym[f"{name}[{index + 1}]" if per_addend and index is not None else name]
 
     # ------------------------------------------------------------ measure unknowns
-    def var_measure(self, name: str) -> tuple[_Z, _Z, _Z, _Z, _Z]:
+    def var_measure(self, name: str) -> tuple[_Z, _Z, _Z, _Z, _Z, _Z]:
         found = self.measure_syms.get(name)
         if found is not None:
             return found
-        d, v, p, n, q = (z3.Int(f"{c}({name})") for c in _LETTERS)
+        j, d, v, p, n, q = (z3.Int(f"{c}({name})") for c in _LETTERS)
         info = self.info(name)
-        self.axioms += [d >= 0, p >= 0, v >= 0, q >= 0, n >= 1 if info.atom else n >= 0]
+        self.axioms += [j >= 0, d >= 0, p >= 0, v >= 0, q >= 0, n >= 1 if info.atom else n >= 0]
         value = self.sym.get(name)
         # N(t) == 0 only for the constant 0 (every other term has a variable, an operator
         # or a non-zero constant), which measures 0 throughout.
-        zero = z3.And(d == 0, p == 0, v == 0, q == 0)
+        zero = z3.And(j == 0, d == 0, p == 0, v == 0, q == 0)
         self.axioms.append(z3.Implies(n == 0, zero if value is None else z3.And(zero, value == 0)))
-        self.measure_syms[name] = (d, v, p, n, q)
+        self.measure_syms[name] = (j, d, v, p, n, q)
         return self.measure_syms[name]
 
     def w(self, name: str) -> _Z:
@@ -741,7 +765,7 @@ class _Measurer:
         found = self.k_syms.get(name)
         if found is None:
             found = self.k_syms[name] = z3.Int(f"k({name})")
-            n_x = self.var_measure(name)[3]
+            n_x = self.var_measure(name)[4]
             # A non-zero constant weighs 1 in the node count.
             self.axioms.append(n_x >= z3.If(found != 0, 1, 0))
             if self.info(name).const_zero:
@@ -769,7 +793,7 @@ class _Measurer:
         key = f"{name}@{_sexpr(n)}"
         if key not in self.mu_apps:
             self.mu_apps[key] = app
-            n_x = self.var_measure(name)[3]
+            n_x = self.var_measure(name)[4]
             self.axioms += [app >= 0, z3.Implies(n_x == 0, app == 0)]
         return app
 
@@ -817,9 +841,9 @@ class _Measurer:
             self.occurrences.append((p.name, depth, z3.BoolVal(True)))
             return self.var_measure(p.name)
         if isinstance(p, PConst):
-            return (0, 0, 0, z3.If(self.sym[p.name] != 0, 1, 0), 0)
+            return (0, 0, 0, 0, z3.If(self.sym[p.name] != 0, 1, 0), 0)
         if isinstance(p, PLit):
-            return (0, 0, 0, int(p.value != 0), 0)
+            return (0, 0, 0, 0, int(p.value != 0), 0)
         if isinstance(p, POp):
             kids = _vplus(*(self.pattern(c, depth + 1) for c in p.children))
             if p.op in ("div", "mod") or p.op in _DIVISION_FUNCS:
@@ -835,15 +859,16 @@ class _Measurer:
                 self.nodes.append(
                     _Node(f"{p.op}", depth, weight, misplaced, self.pattern_entries(num))
                 )
-                return _vplus(kids, (1, weight, misplaced, _OP_WEIGHT, 0))
+                return _vplus(kids, (0, 1, weight, misplaced, _OP_WEIGHT, 0))
             if p.op in _COMPARISON_PATTERNS:
                 compared = _plus(
                     *(_plus(self.pattern_weight(c), self.pattern_mixed(c)) for c in p.children)
                 )
                 self.nodes.append(_Node(p.op, depth, 0, 0, 0, compared))
-                return _vplus(kids, (0, 0, 0, _OP_WEIGHT, compared))
+                return _vplus(kids, (0, 0, 0, 0, _OP_WEIGHT, compared))
             self.nodes.append(_Node(p.op, depth, 0, 0, 0))
-            return _vplus(kids, (0, 0, 0, _OP_WEIGHT, 0))
+            junction = int(p.op in _JUNCTION_PATTERNS)
+            return _vplus(kids, (junction, 0, 0, 0, _OP_WEIGHT, 0))
         parts: list[Vector] = [self.pattern(add.pattern, depth) for add in p.addends]
         if p.seq is not None:
             for i in range(self.arity):
@@ -856,8 +881,8 @@ class _Measurer:
             self.occurrences.append((p.rest, depth, z3.BoolVal(True)))
             parts.append(self.var_measure(p.rest))
         if p.const is not None:
-            parts.append((0, 0, 0, z3.If(self.const_value(p.const) != 0, 1, 0), 0))
-        return _vplus(_ZERO5, *parts)
+            parts.append((0, 0, 0, 0, z3.If(self.const_value(p.const) != 0, 1, 0), 0))
+        return _vplus(_ZERO6, *parts)
 
     def pattern_entries(self, num: Pattern) -> _Z:
         """The non-zero entries (coefficients and constant) of the numerator ``num`` matched.
@@ -984,6 +1009,8 @@ class _Measurer:
             if e.op in ("//", "%"):
                 op = "div" if e.op == "//" else "mod"
                 return self.node(op, a, b, f"{op}:{self.sem.value}")
+            if e.op in _JUNCTION_PATTERNS:
+                return self.node(e.op, a, b, e.op)
             return self.node("mul" if e.op == "*" else "cmp", a, b, e.op)
         assert isinstance(e, Call)
         if e.func == "tquotient":
@@ -1047,7 +1074,7 @@ class _Measurer:
         ``depth`` is the number of operator nodes above ``s``; the nodes built and the
         variable occurrences are recorded with theirs (the nested order).
         """
-        parts: list[Vector] = [(0, 0, 0, z3.If(s.const != 0, 1, 0), 0)]
+        parts: list[Vector] = [(0, 0, 0, 0, z3.If(s.const != 0, 1, 0), 0)]
         for base, coef in s.entries:
             first = len(self.occurrences)
             parts.append(tuple(_when(coef, c) for c in self.base_measure(base, depth)))
@@ -1058,7 +1085,7 @@ class _Measurer:
                 ]
             elif _int_literal(coef) == 0:
                 del self.occurrences[first:]
-        return _vplus(_ZERO5, *parts)
+        return _vplus(_ZERO6, *parts)
 
     def base_measure(self, base: _Base, depth: int = 0) -> Vector:
         if isinstance(base, _VarRef):
@@ -1078,15 +1105,16 @@ class _Measurer:
                 )
             )
             self.nodes.append(_Node(base.op, depth, 0, 0, 0, compared))
-            return _vplus(kids, (0, 0, 0, _OP_WEIGHT, compared))
+            return _vplus(kids, (0, 0, 0, 0, _OP_WEIGHT, compared))
         if base.op not in ("div", "mod"):
             self.nodes.append(_Node(base.op, depth, 0, 0, 0))
-            return _vplus(kids, (0, 0, 0, _OP_WEIGHT, 0))
+            junction = int(base.op in _JUNCTION_PATTERNS)
+            return _vplus(kids, (junction, 0, 0, 0, _OP_WEIGHT, 0))
         num, den = base.kids
         weight = self.rewrite_divisor(den)
         misplaced = self.rewrite_misplaced(num, den)
         self.nodes.append(_Node(base.op, depth, weight, misplaced, self.rewrite_entries(num)))
-        return _vplus(kids, (1, weight, misplaced, _OP_WEIGHT, 0))
+        return _vplus(kids, (0, 1, weight, misplaced, _OP_WEIGHT, 0))
 
     def rewrite_entries(self, num: _Sum) -> _Z:
         """An upper bound of the non-zero entries of the canonical numerator ``num`` builds.
@@ -1487,12 +1515,29 @@ def check_nested(ob: Obligation, timeout: float = DEFAULT_TIMEOUT) -> ProofResul
         seconds = time.perf_counter() - start
         report = _report(ob, str(exc), None, order=NESTED_ORDER)
         return ProofResult(ob, "unknown", "nested order", seconds, None, report)
-    method, failure, counterexample = _decide_nested(ms, _Solver(ms), timeout)
+    solver = _Solver(ms)
+    if _junctions_shrink(ms, solver, timeout):
+        seconds = time.perf_counter() - start
+        return ProofResult(ob, "proven", "junction count decreases", seconds)
+    method, failure, counterexample = _decide_nested(ms, solver, timeout)
     seconds = time.perf_counter() - start
     if method is not None:
         return ProofResult(ob, "proven", method, seconds)
     report = _report(ob, failure, counterexample, order=NESTED_ORDER)
     return ProofResult(ob, "unknown", "nested order", seconds, counterexample, report)
+
+
+def _junctions_shrink(ms: RuleMeasures, solver: _Solver, timeout: float) -> bool:
+    """Whether the rewrite always has fewer ``and``/``or`` nodes than the pattern.
+
+    The junction count of a whole term is sub-additive under replacement and
+    canonical rebuilding (see the module docstring), so such a rule lowers it in every
+    context; no rule raises it (it is the first component of every rule's measure).
+    """
+    new, old = ms.rewrite[0], ms.pattern[0]
+    if isinstance(new, Unbounded):
+        return False
+    return bool(solver.check(new >= old, timeout)[0] == z3.unsat)
 
 
 def _local_cmp(new: _Node, old: _Node, *, strict: bool) -> _Z:

@@ -13,7 +13,9 @@ form a peer reaches, derived here from the construction (not from quorem):
   is ``x < e``;
 * a tile guard: ``i*t + j < n and j < t`` with ``j`` in ``[0, t - 1]`` keeps the first;
 * a negated comparison: ``not (x // d < c)`` is ``c*d <= x``;
-* a chained comparison whose lower bound the range implies: ``a <= x < b`` is ``x < b``.
+* a chained comparison whose lower bound the range implies: ``a <= x < b`` is ``x < b``;
+* a band: ``0 <= x - y*d and x - y*d < d`` (in any of its spellings, among other
+  clauses) is ``y == x // d``; a band one wider or narrower than ``d`` stays.
 
 Boxes are non-negative (index variables), so floor and truncation agree.
 """
@@ -99,6 +101,26 @@ def _chained(rng: random.Random) -> _Draw:
     return f"{a} <= x < {b}", {"x": (lo, 63)}, f"x < {b}", "chained, lower bound implied"
 
 
+def _band(rng: random.Random) -> _Draw:
+    d = rng.choice([2, 3, 4, 5, 8, 16])
+    box = {"x": (0, 8 * d + rng.randint(0, d)), "y": (0, 9), "z": (0, 5)}
+    width = d if rng.random() < 0.75 else d + rng.choice([-1, 1])
+    e = f"x - y*{d}"
+    lower = rng.choice([f"0 <= {e}", f"{e} >= 0", f"y*{d} <= x"])
+    upper = rng.choice([f"{e} < {width}", f"{e} <= {width - 1}", f"x < y*{d} + {width}"])
+    if lower.startswith("y*") != upper.startswith("x <"):
+        upper = f"x < y*{d} + {width}" if lower.startswith("y*") else f"{e} < {width}"
+    clauses = [lower, upper]
+    extra = rng.random() < 0.5
+    if extra:
+        clauses.insert(rng.randrange(3), "z < 3")
+    text = " and ".join(clauses)
+    if width != d:
+        return text, box, text, "a band that is not one quotient's"
+    want = f"y == x // {d}"
+    return text, box, f"z < 3 and {want}" if extra else want, "band: one quotient"
+
+
 _KINDS: tuple[Callable[[random.Random], _Draw], ...] = (
     _pinned,
     _two_bounds,
@@ -108,6 +130,7 @@ _KINDS: tuple[Callable[[random.Random], _Draw], ...] = (
     _tile_guard,
     _negated_quotient,
     _chained,
+    _band,
 )
 _PER_KIND = 4
 

@@ -237,6 +237,9 @@ def _generate(target: Target, seed: int, index: int, limit: float) -> tuple[Case
     return case, run_case(target, case, limit)
 
 
+_MIN_INPUTS: Final = 4  # inputs every worker checks, deadline or not
+
+
 def _worker(plan: Plan, progress: Any, queue: Any) -> None:
     """Check the plan's inputs; report stats (every second) and failures on ``queue``."""
     signal.signal(signal.SIGALRM, _on_alarm)
@@ -246,7 +249,9 @@ def _worker(plan: Plan, progress: Any, queue: Any) -> None:
     sent: dict[str, int] = {}
     last = time.monotonic()
     index = plan.first
-    while time.time() < plan.deadline:
+    # A few inputs even past the deadline: on a loaded machine starting the worker can
+    # take the whole budget, and a run that checked nothing says nothing.
+    while stats.tried < _MIN_INPUTS or time.time() < plan.deadline:
         progress.value = index
         case, out = _generate(target, plan.seed, index, plan.limit)
         stats.tried += 1
