@@ -1469,3 +1469,141 @@ def test_fused_chain_property(
     for i in box(src):
         got = {o for m in back if m for o in map_reads(m, i)}
         assert got == {o for o, r in reads.items() if i in r}, (text, i)
+
+
+# ---------------------------------------------------------------------------- convolution
+ConvCase = tuple[str, Reads, list[int], list[int], list[int]]
+
+
+@st.composite
+def convolutions(draw: st.DrawFn) -> ConvCase:
+    """A random convolution (HLO text), its simulated reads, and its three shapes."""
+    ns = draw(st.integers(0, 2))
+    fgc, bgc = draw(st.sampled_from([(1, 1), (1, 1), (2, 1), (3, 1), (1, 2), (1, 3)]))
+    cin, bout = draw(st.integers(1, 2)), draw(st.integers(1, 2))
+    features = max(fgc, bgc) * draw(st.integers(1, 2))
+    batch, in_features = bout * bgc, cin * fgc
+    spatial_in, cfg, spatial_out = [], [], []
+    for _ in range(ns):
+        n = draw(st.integers(1, 4))
+        size, stride = draw(st.integers(1, 3)), draw(st.integers(1, 2))
+        lo, hi = draw(st.integers(-1, 2)), draw(st.integers(-1, 2))
+        base, wdil = draw(st.integers(1, 2)), draw(st.integers(1, 2))
+        rev = draw(st.booleans())
+        padded = lo + hi + (n - 1) * base + 1
+        extent = (size - 1) * wdil + 1
+        spatial_in.append(n)
+        cfg.append((size, stride, lo, hi, base, wdil, rev))
+        spatial_out.append((padded - extent) // stride + 1 if padded >= extent else 0)
+    digits = [str(i) for i in range(ns)]
+    lhs_l = "".join(draw(st.permutations(["b", "f", *digits])))
+    rhs_l = "".join(draw(st.permutations(["i", "o", *digits])))
+    out_l = "".join(draw(st.permutations(["b", "f", *digits])))
+
+    def shape(labels: str, sizes: dict[str, int], spatial: list[int]) -> list[int]:
+        return [sizes[ch] if ch in sizes else spatial[int(ch)] for ch in labels]
+
+    lhs = shape(lhs_l, {"b": batch, "f": in_features}, spatial_in)
+    rhs = shape(rhs_l, {"i": cin, "o": features}, [c[0] for c in cfg])
+    out = shape(out_l, {"b": bout, "f": features}, spatial_out)
+    # Simulate: for each output index, every window index and kernel input feature;
+    # the input element is read where the window position lands on one (not padding,
+    # not a hole of lhs dilation), the kernel element always.
+    ref: Reads = {}
+    for o in box(out):
+        ob, of = o[out_l.index("b")], o[out_l.index("f")]
+        group = of // (features // fgc) if fgc > 1 else 0
+        bgroup = of // (features // bgc) if bgc > 1 else 0
+        for w in box([c[0] for c in cfg]):
+            for z in range(cin):
+                at: dict[str, int] = {"b": bgroup * bout + ob, "f": group * cin + z}
+                real = True
+                for i, (_size, stride, lo, _, base, wdil, _) in enumerate(cfg):
+                    p = o[out_l.index(str(i))] * stride + w[i] * wdil - lo
+                    real &= p % base == 0 and 0 <= p // base < spatial_in[i]
+                    at[str(i)] = p // base
+                kat = {"i": z, "o": of}
+                for i, (size, *_, rev) in enumerate(cfg):
+                    kat[str(i)] = size - 1 - w[i] if rev else w[i]
+                reads = ref.setdefault(o, set())
+                reads.add((1, tuple(kat[ch] for ch in rhs_l)))
+                if real:
+                    reads.add((0, tuple(at[ch] for ch in lhs_l)))
+    window = ""
+    if ns:
+        window = ", window={{size={} stride={} pad={} lhs_dilate={} rhs_dilate={} {}}}".format(
+            "x".join(str(c[0]) for c in cfg),
+            "x".join(str(c[1]) for c in cfg),
+            "x".join(f"{c[2]}_{c[3]}" for c in cfg),
+            "x".join(str(c[4]) for c in cfg),
+            "x".join(str(c[5]) for c in cfg),
+            "rhs_reversal=" + "x".join(str(int(c[6])) for c in cfg),
+        )
+    groups = (f", feature_group_count={fgc}" if fgc > 1 else "") + (
+        f", batch_group_count={bgc}" if bgc > 1 else ""
+    )
+    text = hlo(
+        f"p0 = {shape_text(lhs)} parameter(0)",
+        f"p1 = {shape_text(rhs)} parameter(1)",
+        f"c = {shape_text(out)} convolution(p0, p1){window}, "
+        f"dim_labels={lhs_l}_{rhs_l}->{out_l}{groups}",
+    )
+    return text, ref, out, lhs, rhs
+
+
+@PROPS
+@given(convolutions())
+def test_convolution_property(case: ConvCase) -> None:
+    text, ref, out, lhs, rhs = case
+    check_op(text, ref, out, [lhs, rhs], in_to_out_too=False)
+
+
+def test_convolution_with_padding_and_strides_as_xla() -> None:
+    text = hlo(
+        "p0 = f32[1,12,10,4] parameter(0)",
+        "p1 = f32[3,5,4,8] parameter(1)",
+        "ROOT c = f32[1,6,5,8] convolution(p0, p1), dim_labels=b01f_01io->b01f,",
+        "  window={size=3x5 pad=1_1x2_2 stride=2x2 rhs_reversal=0x1}",
+    )
+    lhs, rhs = out_to_in(text)
+    assert_maps(
+        lhs,
+        "(d0, d1, d2, d3)[s0, s1, s2] -> (d0, d1 * 2 + s0 - 1, d2 * 2 + s1 - 2, s2), "
+        "domain: d0 in [0, 0], d1 in [0, 5], d2 in [0, 4], d3 in [0, 7], s0 in [0, 2], "
+        "s1 in [0, 4], s2 in [0, 3], d1 * 2 + s0 in [1, 12], d2 * 2 + s1 in [2, 11]",
+    )
+    assert_maps(
+        rhs,
+        "(d0, d1, d2, d3)[s0, s1, s2] -> (s0, s1, s2, d3), domain: d0 in [0, 0], "
+        "d1 in [0, 5], d2 in [0, 4], d3 in [0, 7], s0 in [0, 2], s1 in [0, 4], s2 in [0, 3]",
+    )
+
+
+def test_window_field_not_understood_is_unknown_indexing_not_an_error() -> None:
+    text = hlo(
+        "p0 = f32[1,12,4] parameter(0)",
+        "p1 = f32[3,4,8] parameter(1)",
+        "ROOT c = f32[1,10,8] convolution(p0, p1), dim_labels=b0f_0io->b0f,",
+        "  window={size=3 future_field=7}",
+    )
+    assert out_to_in(text) == [(None,), (None,)]
+
+
+@pytest.mark.parametrize(
+    ("attrs", "why"),
+    [
+        ("dim_labels=b0f_0io->b0f, window={size=2}", "kernel's spatial sizes"),
+        ("dim_labels=b0f_0io->bf", "output labels"),
+        ("dim_labels=b0f_0io->b0f, feature_group_count=3", "features"),
+        ("dim_labels=b0f_0io->b0f, feature_group_count=2, batch_group_count=2", "at most one"),
+        ("window={size=3}", "dim_labels"),
+    ],
+)
+def test_malformed_convolutions_are_hlo_errors(attrs: str, why: str) -> None:
+    text = hlo(
+        "p0 = f32[1,12,4] parameter(0)",
+        "p1 = f32[3,4,8] parameter(1)",
+        f"ROOT c = f32[1,10,8] convolution(p0, p1), {attrs}",
+    )
+    with pytest.raises(HloError, match=why):
+        out_to_in(text)

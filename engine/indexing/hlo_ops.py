@@ -21,7 +21,7 @@ from collections.abc import Callable, Sequence
 from typing import Final
 
 from quorem.engine.indexing.compose import compose
-from quorem.engine.indexing.hlo import Instruction, PadDim, Shape
+from quorem.engine.indexing.hlo import ConvLabels, Instruction, PadDim, Shape, WindowDim
 from quorem.engine.indexing.hlo_layout import logical_to_physical, physical_to_logical
 from quorem.engine.indexing.map import IndexingMap
 from quorem.engine.term import Term, as_term
@@ -630,6 +630,8 @@ def _reduce_window_out(c: _Ctx, k: int) -> list[OperandMaps]:
     n = len(c.operands) // 2
     if n == 0 or len(c.operands) != 2 * n:
         raise c.error("expects inputs followed by as many init values")
+    if not _window_ok(c):
+        return [UNKNOWN] * len(c.operands)
     src = c.arg(0).dims
     window = c.inst.window()
     if len(window) != len(src):
@@ -661,6 +663,137 @@ def _reduce_window_out(c: _Ctx, k: int) -> list[OperandMaps]:
     # Windowing reads the padded (and base-dilated) input, which pad indexing maps back.
     m = compose(windowed, pad_map(src, pads))
     return _copies(m, n) + _copies(scalar_read_map(out), n)
+
+
+def _window_ok(c: _Ctx) -> bool:
+    """Whether every field of ``window=`` is one indexing reads (else: unknown indexing)."""
+    return "window" not in c.inst.attrs or not c.inst.window_unknown_fields()
+
+
+def _windowed_extent(n: int, w: WindowDim) -> int:
+    """The number of window positions along a dimension of ``n`` elements (HLO's rule)."""
+    padded = w.pad_lo + w.pad_hi + (n - 1) * w.base_dilation + 1 if n > 0 else w.pad_lo + w.pad_hi
+    extent = (w.size - 1) * w.window_dilation + 1
+    return (padded - extent) // w.stride + 1 if padded >= extent else 0
+
+
+def _conv_check(c: _Ctx) -> tuple[ConvLabels, tuple[WindowDim, ...], int, int]:
+    c.n_args(2)
+    lhs, rhs, out = c.arg(0).dims, c.arg(1).dims, c.out().dims
+    lab = c.inst.conv_labels()
+    rank = len(lab.input_spatial) + 2
+    for what, dims in (("the input", lhs), ("the kernel", rhs), ("the output", out)):
+        if len(dims) != rank:
+            raise c.error(f"dim_labels= name {rank} dimensions, {what} has rank {len(dims)}")
+    if "window" in c.inst.attrs:
+        window = c.inst.window()
+    else:  # No window: the kernel's size, no stride, padding or dilation.
+        window = tuple(WindowDim(rhs[k]) for k in lab.kernel_spatial)
+    if len(window) != rank - 2:
+        raise c.error(f"window= has {len(window)} dimensions, dim_labels= {rank - 2} spatial")
+    fgc = c.inst.int_attr("feature_group_count", 1)
+    bgc = c.inst.int_attr("batch_group_count", 1)
+    if fgc < 1 or bgc < 1 or (fgc > 1 and bgc > 1):
+        raise c.error(
+            f"feature_group_count={fgc}, batch_group_count={bgc}: both must be positive "
+            "and at most one above 1"
+        )
+    c.same_dims(
+        "the kernel's spatial sizes", [rhs[k] for k in lab.kernel_spatial], [w.size for w in window]
+    )
+    features = rhs[lab.kernel_output_feature]
+    if lhs[lab.input_feature] != rhs[lab.kernel_input_feature] * fgc:
+        raise c.error(
+            f"the input has {lhs[lab.input_feature]} features, the kernel "
+            f"{rhs[lab.kernel_input_feature]} input features x feature_group_count={fgc}"
+        )
+    if features % fgc or features % bgc or lhs[lab.input_batch] % bgc:
+        raise c.error(
+            f"the kernel's {features} output features (and the input's batch "
+            f"{lhs[lab.input_batch]}) must split into the feature or batch groups"
+        )
+    want = [0] * rank
+    want[lab.output_batch] = lhs[lab.input_batch] // bgc
+    want[lab.output_feature] = features
+    for i, w in enumerate(window):
+        want[lab.output_spatial[i]] = _windowed_extent(lhs[lab.input_spatial[i]], w)
+    c.same_dims("the output", out, want)
+    return lab, window, fgc, bgc
+
+
+def _conv_out(c: _Ctx, k: int) -> list[OperandMaps]:
+    """Convolution, as HLO defines it (StableHLO's spec spells it out).
+
+    Output spatial index ``o`` with window index ``w`` (a range variable) reads the
+    padded, base-dilated input at ``o*stride + w*rhs_dilate``; the input element ``x``
+    sits there when ``o*stride + w*rhs_dilate - pad_lo = x*lhs_dilate``, so the input
+    index is that difference divided by ``lhs_dilate``, with the remainder 0 and the
+    quotient inside the input as constraints (other positions are padding or holes).
+    The kernel is read at every window index (the padding value is a term of the sum,
+    as for ``pad``). ``rhs_reversal`` only changes which kernel element meets which
+    input element, not the set each operand reads, so it leaves both maps alone.
+    Feature groups split the input features (group ``f // (features/groups)``); batch
+    groups split the input batch the same way: output feature ``f`` reads only its own
+    group's batch slice (XLA's map lets a range variable run over every group, which
+    reads more than the op does).
+    """
+    if not _window_ok(c):
+        return [UNKNOWN, UNKNOWN]
+    lab, window, fgc, bgc = _conv_check(c)
+    lhs, rhs, out = c.arg(0).dims, c.arg(1).dims, c.out().dims
+    rank, ns = len(out), len(window)
+    cin = rhs[lab.kernel_input_feature]
+    features = rhs[lab.kernel_output_feature]
+    # Range variables of both maps: the window index per spatial dim, then the kernel's
+    # input feature within the group.
+    ranges = [(0, w.size - 1) for w in window] + [(0, cin - 1)]
+
+    def positions(d: list[Term], s: list[Term]) -> list[Term]:
+        """Per spatial dim, the input index times lhs_dilate (before the division)."""
+        return [
+            d[lab.output_spatial[i]] * w.stride + s[i] * w.window_dilation - w.pad_lo
+            for i, w in enumerate(window)
+        ]
+
+    def input_results(d: list[Term], s: list[Term], rt: list[Term]) -> list[Term]:
+        res: list[Term] = [as_term(0)] * rank
+        for i, (x, w) in enumerate(zip(positions(d, s), window, strict=True)):
+            res[lab.input_spatial[i]] = x // w.base_dilation if w.base_dilation > 1 else x
+        group_f = d[lab.output_feature]
+        feature: Term = s[ns]
+        if fgc > 1:
+            feature = (group_f // (features // fgc)) * cin + s[ns]
+        res[lab.input_feature] = feature
+        batch = d[lab.output_batch]
+        if bgc > 1:
+            batch = (group_f // (features // bgc)) * out[lab.output_batch] + batch
+        res[lab.input_batch] = batch
+        return res
+
+    def input_constraints(
+        d: list[Term], s: list[Term], rt: list[Term]
+    ) -> list[tuple[Term, int, int]]:
+        cons: list[tuple[Term, int, int]] = []
+        for i, (x, w) in enumerate(zip(positions(d, s), window, strict=True)):
+            n = lhs[lab.input_spatial[i]]
+            cons.append((x, 0, (n - 1) * w.base_dilation))
+            if w.base_dilation > 1:
+                cons.append((x % w.base_dilation, 0, 0))
+        return cons
+
+    def kernel_results(d: list[Term], s: list[Term], rt: list[Term]) -> list[Term]:
+        res: list[Term] = [as_term(0)] * rank
+        for i in range(ns):
+            res[lab.kernel_spatial[i]] = s[i]
+        res[lab.kernel_input_feature] = s[ns]
+        res[lab.kernel_output_feature] = d[lab.output_feature]
+        return res
+
+    inputs = IndexingMap.build(
+        _box(out), input_results, range_vars=ranges, constraints=input_constraints
+    )
+    kernel = IndexingMap.build(_box(out), kernel_results, range_vars=ranges)
+    return [(inputs,), (kernel,)]
 
 
 def _offsets(
@@ -872,6 +1005,7 @@ _OUT_TO_IN: Final[dict[str, _Fn]] = {
     "dot": _dot_out,
     "reduce": _reduce_out,
     "reduce-window": _reduce_window_out,
+    "convolution": _conv_out,
     "dynamic-slice": _dynamic_slice_out,
     "dynamic-update-slice": _dus_out,
     "gather": _gather_out,
