@@ -1607,3 +1607,179 @@ def test_malformed_convolutions_are_hlo_errors(attrs: str, why: str) -> None:
     )
     with pytest.raises(HloError, match=why):
         out_to_in(text)
+
+
+# ---------------------------------------------------------------------------- scaled dot
+@PROPS
+@given(dots(), st.data())
+def test_scaled_dot_property(
+    case: tuple[list[int], list[int], dict[str, list[int]], list[int]], data: st.DataObject
+) -> None:
+    lhs, rhs, attrs, out = case
+    # Each scale dimension divides its operand's: a block of n // q elements per scale.
+    scales = [
+        [data.draw(st.sampled_from([q for q in range(1, n + 1) if n % q == 0])) for n in dims]
+        for dims in (lhs, rhs)
+    ]
+    lb, rb, lc, rc = (
+        attrs[k]
+        for k in (
+            "lhs_batch_dims",
+            "rhs_batch_dims",
+            "lhs_contracting_dims",
+            "rhs_contracting_dims",
+        )
+    )
+    lf = [j for j in range(len(lhs)) if j not in lb + lc]
+    rf = [j for j in range(len(rhs)) if j not in rb + rc]
+
+    def block(i: Index, dims: list[int], scale: list[int]) -> Index:
+        return tuple(x // (n // q) for x, n, q in zip(i, dims, scale, strict=True))
+
+    # out = sum over c of (lhs * lhs_scale[block]) * (rhs * rhs_scale[block]).
+    ref: Reads = {}
+    for li in box(lhs):
+        for ri in box(rhs):
+            if [li[j] for j in lb] != [ri[j] for j in rb] or [li[j] for j in lc] != [
+                ri[j] for j in rc
+            ]:
+                continue
+            o = tuple([li[j] for j in lb] + [li[j] for j in lf] + [ri[j] for j in rf])
+            ref.setdefault(o, set()).update(
+                {
+                    (0, li),
+                    (1, ri),
+                    (2, block(li, lhs, scales[0])),
+                    (3, block(ri, rhs, scales[1])),
+                }
+            )
+    spec = ", ".join(f"{k}={{{','.join(map(str, v))}}}" for k, v in attrs.items())
+    text = hlo(
+        f"p0 = {shape_text(lhs)} parameter(0)",
+        f"p1 = {shape_text(rhs)} parameter(1)",
+        f"p2 = {shape_text(scales[0])} parameter(2)",
+        f"p3 = {shape_text(scales[1])} parameter(3)",
+        f"d = {shape_text(out)} scaled-dot(p0, p1, p2, p3), {spec}",
+    )
+    check_op(text, ref, out, [lhs, rhs, scales[0], scales[1]], in_to_out_too=False)
+
+
+def test_scaled_dot_as_xla() -> None:
+    text = hlo(
+        "lhs = f8e4m3fn[128,64] parameter(0)",
+        "rhs = f8e4m3fn[64,128] parameter(1)",
+        "lhs_scale = f8e8m0fnu[128,2] parameter(2)",
+        "rhs_scale = f8e8m0fnu[2,128] parameter(3)",
+        "ROOT dot = f32[128,128] scaled-dot(lhs, rhs, lhs_scale, rhs_scale),",
+        "  lhs_contracting_dims={1}, rhs_contracting_dims={0}",
+    )
+    lhs, rhs, ls, rs = out_to_in(text)
+    box_ = "domain: d0 in [0, 127], d1 in [0, 127], s0 in [0, 63]"
+    assert_maps(lhs, f"(d0, d1)[s0] -> (d0, s0), {box_}")
+    assert_maps(rhs, f"(d0, d1)[s0] -> (s0, d1), {box_}")
+    assert_maps(ls, f"(d0, d1)[s0] -> (d0, s0 / 32), {box_}")
+    assert_maps(rs, f"(d0, d1)[s0] -> (s0 / 32, d1), {box_}")
+    bad = text.replace("f8e8m0fnu[128,2]", "f8e8m0fnu[128,3]")
+    with pytest.raises(HloError, match="scale operand 2"):
+        out_to_in(bad)
+
+
+# ---------------------------------------------------------------------------- all-gather
+@PROPS
+@given(dims_st, st.data())
+def test_all_gather_property(dims: list[int], data: st.DataObject) -> None:
+    axis = data.draw(st.integers(0, len(dims) - 1))
+    shards = data.draw(st.integers(1, 3))
+    out = list(dims)
+    out[axis] *= shards
+    # Shard r of the output is participant r's operand, of this operand's shape: output
+    # index o reads index o mod n (of participant o // n) along the gathered dimension.
+    ref: Reads = {
+        o: {(0, tuple(x % dims[axis] if j == axis else x for j, x in enumerate(o)))}
+        for o in box(out)
+    }
+    text = hlo(
+        f"p0 = {shape_text(dims)} parameter(0)",
+        f"ag = {shape_text(out)} all-gather(p0), replica_groups={{}}, dimensions={{{axis}}}",
+    )
+    check_op(text, ref, out, [dims])
+
+
+def test_variadic_all_gather_reads_its_own_operand() -> None:
+    text = hlo(
+        "p0 = f32[2,3] parameter(0)",
+        "p1 = f32[4] parameter(1)",
+        "ROOT ag = (f32[4,3], f32[8]) all-gather(p0, p1), replica_groups={{0,1}}, dimensions={0}",
+    )
+    assert_maps(
+        out_to_in(text, 0)[0], "(d0, d1) -> (d0 mod 2, d1), domain: d0 in [0, 3], d1 in [0, 2]"
+    )
+    assert out_to_in(text, 0)[1] == ()
+    assert_maps(out_to_in(text, 1)[1], "(d0) -> (d0 mod 4), domain: d0 in [0, 7]")
+    with pytest.raises(HloError, match="whole number of shards"):
+        out_to_in(text.replace("f32[8]", "f32[6]"))
+
+
+# ---------------------------------------------------------------------------- scan
+@PROPS
+@given(st.integers(1, 5), st.integers(1, 2), st.integers(1, 2), st.integers(1, 2), st.booleans())
+def test_scan_property(length: int, n_in: int, n_out: int, carries: int, reverse: bool) -> None:
+    # Simulate an inclusive scan: carry_{i+1} = body(carry_i, inputs[i]), output i made
+    # from carry_{i+1}; output i reads inputs at every step so far and the initial
+    # carries, a final carry reads every step.
+    steps = range(length - 1, -1, -1) if reverse else range(length)
+    seen: set[tuple[int, Index]] = {(n_in + j, ()) for j in range(carries)}
+    per_step: dict[int, set[tuple[int, Index]]] = {}
+    for i in steps:
+        seen |= {(k, (i,)) for k in range(n_in)}
+        per_step[i] = set(seen)
+    shape = shape_text([length])
+    params = [f"p{k} = {shape} parameter({k})" for k in range(n_in)]
+    params += [f"c{j} = f32[] parameter({n_in + j})" for j in range(carries)]
+    operands = ", ".join([f"p{k}" for k in range(n_in)] + [f"c{j}" for j in range(carries)])
+    out_shape = ", ".join([shape] * n_out + ["f32[]"] * carries)
+    text = hlo(
+        "body {",
+        *(f"  b{k} = f32[] parameter({k})" for k in range(n_in + carries)),
+        f"  ROOT t = ({', '.join(['f32[]'] * (n_out + carries))}) tuple("
+        + ", ".join(["b0"] * (n_out + carries))
+        + ")",
+        "}",
+        "ENTRY e {",
+        *params,
+        f"  ROOT s = ({out_shape}) scan({operands}), dimensions={{0}}, num_carries={carries}, "
+        f"is_reverse={'true' if reverse else 'false'}, to_apply=body",
+        "}",
+    )
+    module = parse_hlo(text)
+    comp = module.entry
+    for k in range(n_out + carries):
+        per_operand = output_to_input(module, comp, comp.root, k)
+        if k < n_out:
+            for o in box([length]):
+                got = {
+                    (j, i)
+                    for j, ms in enumerate(per_operand)
+                    for m in ms
+                    if m
+                    for i in map_reads(m, o)
+                }
+                assert got == per_step[o[0]], (k, o)
+        else:
+            got = {
+                (j, i)
+                for j, ms in enumerate(per_operand)
+                for m in ms
+                if m
+                for i in map_reads(m, ())
+            }
+            assert got == seen, k
+
+
+def test_scan_of_higher_rank_is_unknown() -> None:
+    text = hlo(
+        "p0 = f32[4,3] parameter(0)",
+        "c = f32[] parameter(1)",
+        "ROOT s = (f32[4,3], f32[]) scan(p0, c), dimensions={0}, num_carries=1, to_apply=f",
+    )
+    assert out_to_in(text) == [(None,), (None,)]

@@ -321,7 +321,6 @@ _INT_ATTRS: Final = frozenset(
         "iota_dimension",
         "feature_group_count",
         "batch_group_count",
-        "all_gather_dimension",
         "num_carries",
     }
 )

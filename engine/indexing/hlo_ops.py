@@ -523,8 +523,8 @@ class _Dot:
     rf: list[int]
 
 
-def _dot_check(c: _Ctx) -> _Dot:
-    c.n_args(2)
+def _dot_check(c: _Ctx, n_operands: int = 2) -> _Dot:
+    c.n_args(n_operands)
     lhs, rhs = c.arg(0).dims, c.arg(1).dims
     lb = c.dims_attr("lhs_batch_dims", len(lhs), ())
     rb = c.dims_attr("rhs_batch_dims", len(rhs), ())
@@ -543,8 +543,8 @@ def _dot_check(c: _Ctx) -> _Dot:
     return _Dot(lhs, rhs, lb, rb, lc, rc, lf, rf)
 
 
-def _dot_out(c: _Ctx, k: int) -> list[OperandMaps]:
-    t = _dot_check(c)
+def _dot_maps(c: _Ctx, t: _Dot) -> tuple[IndexingMap, IndexingMap]:
+    """The lhs and rhs maps of a dot: contracting dims become range variables."""
     out = c.out().dims
     nb, nlf = len(t.lb), len(t.lf)
 
@@ -564,10 +564,46 @@ def _dot_out(c: _Ctx, k: int) -> list[OperandMaps]:
 
         return IndexingMap.build(_box(out), results, range_vars=_box([t.lhs[j] for j in t.lc]))
 
-    return [
-        (side(t.lb, t.lc, t.lf, nb, len(t.lhs)),),
-        (side(t.rb, t.rc, t.rf, nb + nlf, len(t.rhs)),),
-    ]
+    return (
+        side(t.lb, t.lc, t.lf, nb, len(t.lhs)),
+        side(t.rb, t.rc, t.rf, nb + nlf, len(t.rhs)),
+    )
+
+
+def _dot_out(c: _Ctx, k: int) -> list[OperandMaps]:
+    lhs, rhs = _dot_maps(c, _dot_check(c))
+    return [(lhs,), (rhs,)]
+
+
+def _scaled_dot_out(c: _Ctx, k: int) -> list[OperandMaps]:
+    """``scaled-dot(lhs, rhs, lhs_scale, rhs_scale)``: a dot of block-scaled operands.
+
+    Operand element ``x`` is multiplied by scale element ``x // (n / m)`` per dimension
+    (``n`` the operand's size, ``m`` the scale's, which must divide it), so each scale
+    map is its operand's map with every result divided by that block size (XLA's
+    ``RescaleIndexingMap``).
+    """
+    t = _dot_check(c, 4)
+    maps = _dot_maps(c, t)
+    scaled: list[OperandMaps] = [(m,) for m in maps]
+    for i, (m, dims) in enumerate(zip(maps, (t.lhs, t.rhs), strict=True)):
+        scale = c.arg(2 + i).dims
+        if len(scale) != len(dims) or any(
+            q <= 0 or n % q for n, q in zip(dims, scale, strict=True)
+        ):
+            raise c.error(
+                f"scale operand {2 + i} [{_dims(scale)}] must have a size dividing each "
+                f"dimension of [{_dims(dims)}]"
+            )
+        blocks = [n // q for n, q in zip(dims, scale, strict=True)]
+        scaled.append((_divided(m, blocks),))
+    return scaled
+
+
+def _divided(m: IndexingMap, blocks: Sequence[int]) -> IndexingMap:
+    """``m`` with result ``j`` floor-divided by ``blocks[j]`` (kept as is where it is 1)."""
+    results = tuple(r // b if b != 1 else r for r, b in zip(m.results, blocks, strict=True))
+    return dataclasses.replace(m, results=results).normalized()
 
 
 def _dot_in(c: _Ctx, i: int) -> list[OperandMaps]:
@@ -923,6 +959,120 @@ def _gather_out(c: _Ctx, k: int) -> list[OperandMaps]:
     return [(operand,), (indices,)]
 
 
+def _all_gather_check(c: _Ctx) -> tuple[int, list[int]]:
+    """The gathered dimension and, per operand, its size (the shard size)."""
+    if not c.operands:
+        raise c.error("needs an operand")
+    outs = c.outputs()
+    if len(outs) != len(c.operands):
+        raise c.error(f"has {len(c.operands)} operands for {len(outs)} outputs")
+    dims = c.dims_attr("dimensions", len(c.arg(0).dims))
+    if len(dims) != 1:
+        raise c.error("dimensions= must name the one gathered dimension")
+    axis = dims[0]
+    shards: list[int] = []
+    for i, out in enumerate(outs):
+        src = c.arg(i).dims
+        if len(src) != len(out.dims) or axis >= len(src):
+            raise c.error(f"operand {i} has rank {len(src)}, output {i} rank {len(out.dims)}")
+        want = list(src)
+        n = src[axis]
+        if n == 0 or out.dims[axis] % n:
+            raise c.error(
+                f"output {i}'s dimension {axis} ({out.dims[axis]}) is not a whole number "
+                f"of shards of {n}"
+            )
+        want[axis] = out.dims[axis]
+        c.same_dims(f"output {i}", out.dims, want)
+        shards.append(n)
+    return axis, shards
+
+
+def _all_gather_out(c: _Ctx, k: int) -> list[OperandMaps]:
+    """All-gather: the output is the participants' operands concatenated along ``axis``.
+
+    Output index ``d`` along ``axis`` lies in shard ``d // n`` (the participant, XLA's
+    replica-id map) at its index ``d mod n``: every participant's operand has this
+    operand's shape, so the map reads the operand at ``d mod n`` (as XLA's).
+    """
+    axis, shards = _all_gather_check(c)
+    n = shards[k]
+
+    def results(d: list[Term], s: list[Term], rt: list[Term]) -> list[Term]:
+        return [x % n if j == axis else x for j, x in enumerate(d)]
+
+    m = IndexingMap.build(_box(c.out(k).dims), results)
+    return [(m,) if i == k else () for i in range(len(c.operands))]
+
+
+def _all_gather_in(c: _Ctx, i: int) -> list[OperandMaps]:
+    """An operand index reaches its place in every shard: ``x + r*n`` for each ``r``."""
+    axis, shards = _all_gather_check(c)
+    n = shards[i]
+    count = c.out(i).dims[axis] // n
+
+    def results(d: list[Term], s: list[Term], rt: list[Term]) -> list[Term]:
+        return [x + s[0] * n if j == axis else x for j, x in enumerate(d)]
+
+    m = IndexingMap.build(_box(c.arg(i).dims), results, range_vars=[(0, count - 1)])
+    return [(m,) if j == i else () for j in range(len(c.outputs()))]
+
+
+def _scan_check(c: _Ctx) -> tuple[int, int, int, bool] | None:
+    """``(inputs, outputs, length, reverse)`` of a scan quorem models, else None.
+
+    Modelled: one scanned dimension of rank-1 inputs, scalar carries, array outputs of
+    the inputs' shape. Other forms (higher ranks, whose body may mix the other
+    dimensions) are unknown indexing.
+    """
+    carries = c.inst.int_attr("num_carries")
+    outs = c.outputs()
+    n_in, n_out = len(c.operands) - carries, len(outs) - carries
+    if carries < 0 or n_in < 0 or n_out < 0:
+        raise c.error(f"num_carries={carries} but {len(c.operands)} operands, {len(outs)} outputs")
+    dims = c.inst.int_list("dimensions")
+    arrays = [c.arg(i).dims for i in range(n_in)] + [o.dims for o in outs[:n_out]]
+    scalars = [c.arg(i).dims for i in range(n_in, len(c.operands))] + [o.dims for o in outs[n_out:]]
+    if dims != (0,) or not arrays or any(len(a) != 1 or a != arrays[0] for a in arrays):
+        return None
+    if any(scalars):
+        return None
+    reverse = c.inst.attrs.get("is_reverse", "false") == "true"
+    return n_in, n_out, arrays[0][0], reverse
+
+
+def _scan_out(c: _Ctx, k: int) -> list[OperandMaps]:
+    """Scan along dimension 0: output ``d`` depends on the inputs up to ``d``.
+
+    The carry after step ``d`` has seen inputs ``0..d`` (``d..n-1`` with
+    ``is_reverse=true``) and the initial carries, and the body makes output ``d`` from
+    it: the input maps are ``s`` in that prefix (range variable and constraint), the
+    carries are read whole. A final carry (a scalar output) has seen every input.
+    XLA's map reads input ``d`` only, which leaves out what the carry brings.
+    """
+    shape = _scan_check(c)
+    if shape is None:
+        return [UNKNOWN] * len(c.operands)
+    n_in, n_out, length, reverse = shape
+    c.out(k)
+    carries = len(c.operands) - n_in
+    if k < n_out:
+        bound = (0, length - 1)
+
+        def constraints(
+            d: list[Term], s: list[Term], rt: list[Term]
+        ) -> list[tuple[Term, int, int]]:
+            # s <= d (forward) or s >= d (reverse).
+            return [(s[0] - d[0], 0, length - 1) if reverse else (d[0] - s[0], 0, length - 1)]
+
+        prefix = IndexingMap.build(
+            [bound], lambda d, s, rt: [s[0]], range_vars=[bound], constraints=constraints
+        )
+        return _copies(prefix, n_in) + _copies(scalar_read_map([length]), carries)
+    everything = IndexingMap.build([], lambda d, s, rt: [s[0]], range_vars=[(0, length - 1)])
+    return _copies(everything, n_in) + _copies(scalar_read_map([]), carries)
+
+
 def _tuple_out(c: _Ctx, k: int) -> list[OperandMaps]:
     out = c.out(k).dims
     if len(c.operands) != len(c.outputs()):
@@ -1003,6 +1153,9 @@ _OUT_TO_IN: Final[dict[str, _Fn]] = {
     "reshape": _reshape_out,
     "bitcast": _bitcast_out,
     "dot": _dot_out,
+    "scaled-dot": _scaled_dot_out,
+    "all-gather": _all_gather_out,
+    "scan": _scan_out,
     "reduce": _reduce_out,
     "reduce-window": _reduce_window_out,
     "convolution": _conv_out,
@@ -1024,6 +1177,7 @@ _IN_TO_OUT: Final[dict[str, _Fn]] = {
     "reshape": _reshape_in,
     "bitcast": _bitcast_in,
     "dot": _dot_in,
+    "all-gather": _all_gather_in,
     "reduce": _reduce_in,
     "dynamic-update-slice": _dus_in,
     "pad": _pad_in,
