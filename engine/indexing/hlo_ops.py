@@ -17,14 +17,16 @@ instruction raises :class:`~quorem.engine.indexing.hlo.HloError` naming its line
 from __future__ import annotations
 
 import dataclasses
+import re
 from collections.abc import Callable, Sequence
 from typing import Final
 
 from quorem.engine.indexing.compose import compose
 from quorem.engine.indexing.hlo import ConvLabels, Instruction, PadDim, Shape, WindowDim
+from quorem.engine.indexing.hlo_attrs import int64_literal
 from quorem.engine.indexing.hlo_layout import logical_to_physical, physical_to_logical
 from quorem.engine.indexing.map import IndexingMap
-from quorem.engine.term import Term, as_term
+from quorem.engine.term import Term, as_term, maximum, minimum
 
 __all__ = [
     "ELEMENTWISE",
@@ -244,6 +246,9 @@ class _Ctx:
 
     inst: Instruction
     operands: tuple[Instruction, ...]
+    # The instruction of a name in the same computation: runtime values are traced
+    # through it back to a constant or an iota. None: no tracing past the operands.
+    lookup: Callable[[str], Instruction] | None = None
 
     def error(self, reason: str) -> Exception:
         return self.inst.error(reason)
@@ -832,33 +837,145 @@ def _conv_out(c: _Ctx, k: int) -> list[OperandMaps]:
     return [(inputs,), (kernel,)]
 
 
+# ---------------------------------------------------------------------------- runtime values
+_Value = Callable[[Sequence[Term]], Term]
+# How far a runtime value is traced back (broadcast, reverse, copy, convert steps).
+_MAX_TRACE: Final = 16
+_INT_TYPE: Final = re.compile(r"([su])([0-9]+)")
+
+
+def _int_bits(dtype: str) -> tuple[bool, int] | None:
+    """``(signed, bits)`` of an integer element type, None for any other type."""
+    m = _INT_TYPE.fullmatch(dtype)
+    return None if m is None else (m.group(1) == "s", int(m.group(2)))
+
+
+def _constant_values(inst: Instruction) -> list[int] | None:
+    """The elements of an integer ``constant(...)`` in row-major order, else None."""
+    tokens = re.findall(r"[^\s{},]+", inst.payload)
+    try:
+        values = [int64_literal(t) for t in tokens]
+    except ValueError:
+        return None
+    return values if len(values) == inst.shape.num_elements else None
+
+
+def _value_fn(c: _Ctx, inst: Instruction, depth: int = 0) -> _Value | None:
+    """The value of ``inst`` at an index, as a term, where constants and iotas fix it.
+
+    The returned function takes the index (terms over the map's variables) and gives
+    the element there: a constant's element (every one when they are all equal, else
+    the one a constant index names), an iota's index along its dimension, traced back
+    through broadcast, reverse, copy and value-preserving convert. None: the value is
+    known only at run time.
+    """
+    bits = _int_bits(inst.shape.dtype)
+    if depth > _MAX_TRACE or inst.shape.is_tuple or bits is None:
+        return None
+    dims = inst.shape.dims
+    if inst.opcode == "constant":
+        values = _constant_values(inst)
+        if not values:
+            return None
+        if all(v == values[0] for v in values):
+            return lambda idx: as_term(values[0])
+
+        def element(idx: Sequence[Term]) -> Term:
+            # An index term of one value (a constant, or a variable of a one-point
+            # interval) names the element; any other index is a run-time choice.
+            lin = 0
+            for t, n in zip(idx, dims, strict=True):
+                if t.vmin is None or t.vmin != t.vmax:
+                    raise _NotFixedError
+                lin = lin * n + t.vmin
+            return as_term(values[lin])
+
+        return element
+    if inst.opcode == "iota":
+        k = inst.attrs.get("iota_dimension")
+        axis = inst.int_attr("iota_dimension") if k is not None else -1
+        return (lambda idx: idx[axis]) if 0 <= axis < len(dims) else None
+    if c.lookup is None or len(inst.operands) != 1:
+        return None
+    src = c.lookup(inst.operands[0])
+    src_bits = _int_bits(src.shape.dtype)
+    if src.shape.is_tuple or src_bits is None:
+        return None
+    inner = _value_fn(c, src, depth + 1)
+    if inner is None:
+        return None
+    if inst.opcode == "copy" and src.shape.dims == dims:
+        return inner
+    if inst.opcode == "convert" and src.shape.dims == dims:
+        # Only where every source value is representable: same signedness and no
+        # fewer bits, or unsigned to a wider signed type.
+        (s0, b0), (s1, b1) = src_bits, bits
+        keeps = (s0 == s1 and b1 >= b0) or (not s0 and s1 and b1 > b0)
+        return inner if keeps else None
+    if inst.opcode == "broadcast":
+        bdims = inst.int_list("dimensions", ())
+        if len(bdims) != src.shape.rank or any(not 0 <= j < len(dims) for j in bdims):
+            return None
+        if [dims[j] for j in bdims] != list(src.shape.dims):
+            return None
+        return lambda idx: inner([idx[j] for j in bdims])
+    if inst.opcode == "reverse" and src.shape.dims == dims:
+        rdims = inst.int_list("dimensions", ())
+        return lambda idx: inner(
+            [as_term(dims[j] - 1) - x if j in rdims else x for j, x in enumerate(idx)]
+        )
+    return None
+
+
+class _NotFixedError(Exception):
+    """A constant's element at an index that is not constant: known only at run time."""
+
+
+def _fixed_value(fn: _Value | None, idx: Sequence[Term], hi: int) -> Term | None:
+    """``fn`` at ``idx`` clamped to ``[0, hi]`` as the op clamps a start; None if unknown."""
+    if fn is None:
+        return None
+    try:
+        v = fn(idx)
+    except _NotFixedError:
+        return None
+    if v.is_const:
+        return as_term(min(max(v.value, 0), hi))
+    # The clamps the value's range already meets are left out.
+    if v.vmin is None or v.vmin < 0:
+        v = maximum(v, as_term(0))
+    if v.vmax is None or v.vmax > hi:
+        v = minimum(v, as_term(hi))
+    return v
+
+
 def _offsets(
     c: _Ctx, first: int, src: Sequence[int], sizes: Sequence[int]
-) -> tuple[list[tuple[int, int]], list[int | None]]:
-    """Runtime-variable bounds of dynamic offsets, and constant offsets folded.
+) -> tuple[list[tuple[int, int]], list[str], list[Term | None]]:
+    """Runtime-variable bounds and sources of dynamic offsets, and the offsets fixed.
 
     HLO clamps a start index so the slice stays inside the operand: offset ``k`` lies in
-    ``[0, src_k - size_k]``. An offset operand that is an integer scalar constant is
-    that constant, clamped.
+    ``[0, src_k - size_k]``. An offset whose value a constant fixes (traced back, see
+    :func:`_value_fn`) is that value, clamped; the others are runtime variables.
     """
     rt_bounds: list[tuple[int, int]] = []
-    consts: list[int | None] = []
+    sources: list[str] = []
+    fixed: list[Term | None] = []
     for j, (n, size) in enumerate(zip(src, sizes, strict=True)):
         op = c.operands[first + j]
         if c.arg(first + j).dims:
             raise c.error(f"offset operand {op.name} must be a scalar")
-        value = op.scalar_int_constant()
+        value = _fixed_value(_value_fn(c, op), [], n - size)
+        fixed.append(value)
         if value is None:
-            consts.append(None)
             rt_bounds.append((0, n - size))
-        else:
-            consts.append(min(max(value, 0), n - size))
-    return rt_bounds, consts
+            sources.append(f"{op.name} (operand {first + j} of {c.inst.name})")
+    return rt_bounds, sources, fixed
 
 
-def _rt_terms(consts: list[int | None], rt: list[Term]) -> list[Term]:
+def _rt_terms(fixed: list[Term | None], rt: list[Term]) -> list[Term]:
     it = iter(rt)
-    return [next(it) if v is None else as_term(v) for v in consts]
+    return [next(it) if v is None else v for v in fixed]
 
 
 def _dynamic_slice_out(c: _Ctx, k: int) -> list[OperandMaps]:
@@ -873,18 +990,18 @@ def _dynamic_slice_out(c: _Ctx, k: int) -> list[OperandMaps]:
     c.same_dims("the output", out, sizes)
     if any(s > n for s, n in zip(sizes, src, strict=True)):
         raise c.error(f"slice sizes [{_dims(sizes)}] exceed the operand [{_dims(src)}]")
-    rt_bounds, consts = _offsets(c, 1, src, sizes)
+    rt_bounds, sources, consts = _offsets(c, 1, src, sizes)
 
     def results(d: list[Term], s: list[Term], rt: list[Term]) -> list[Term]:
         return [x + o for x, o in zip(d, _rt_terms(consts, rt), strict=True)]
 
-    m = IndexingMap.build(_box(out), results, rt_vars=rt_bounds)
+    m = IndexingMap.build(_box(out), results, rt_vars=rt_bounds, rt_sources=sources)
     return _copies(m, 1) + _copies(scalar_read_map(out), len(src))
 
 
 def _dus_check(
     c: _Ctx,
-) -> tuple[tuple[int, ...], tuple[int, ...], list[tuple[int, int]], list[int | None]]:
+) -> tuple[tuple[int, ...], tuple[int, ...], list[tuple[int, int]], list[str], list[Term | None]]:
     if len(c.operands) < 2:
         raise c.error("needs an operand and an update")
     out = c.out().dims
@@ -893,19 +1010,19 @@ def _dus_check(
     upd = c.arg(1).dims
     if len(upd) != len(out) or any(u > n for u, n in zip(upd, out, strict=True)):
         raise c.error(f"the update [{_dims(upd)}] does not fit in [{_dims(out)}]")
-    rt_bounds, consts = _offsets(c, 2, out, upd)
-    return out, upd, rt_bounds, consts
+    rt_bounds, sources, consts = _offsets(c, 2, out, upd)
+    return out, upd, rt_bounds, sources, consts
 
 
 def _dus_out(c: _Ctx, k: int) -> list[OperandMaps]:
-    out, _, rt_bounds, consts = _dus_check(c)
+    out, _, rt_bounds, sources, consts = _dus_check(c)
 
     def results(d: list[Term], s: list[Term], rt: list[Term]) -> list[Term]:
         return [x - o for x, o in zip(d, _rt_terms(consts, rt), strict=True)]
 
     # As XLA: the operand map is the identity (the update hides part of it) and the
     # update map has no constraint keeping its result inside the update.
-    upd_map = IndexingMap.build(_box(out), results, rt_vars=rt_bounds)
+    upd_map = IndexingMap.build(_box(out), results, rt_vars=rt_bounds, rt_sources=sources)
     return (
         _copies(identity_map(out), 1)
         + _copies(upd_map, 1)
@@ -914,7 +1031,7 @@ def _dus_out(c: _Ctx, k: int) -> list[OperandMaps]:
 
 
 def _dus_in(c: _Ctx, i: int) -> list[OperandMaps]:
-    out, upd, rt_bounds, consts = _dus_check(c)
+    out, upd, rt_bounds, sources, consts = _dus_check(c)
     if i == 0:
         return _one(identity_map(out))
     if i >= 2:
@@ -923,7 +1040,7 @@ def _dus_in(c: _Ctx, i: int) -> list[OperandMaps]:
     def results(d: list[Term], s: list[Term], rt: list[Term]) -> list[Term]:
         return [x + o for x, o in zip(d, _rt_terms(consts, rt), strict=True)]
 
-    return _one(IndexingMap.build(_box(upd), results, rt_vars=rt_bounds))
+    return _one(IndexingMap.build(_box(upd), results, rt_vars=rt_bounds, rt_sources=sources))
 
 
 def _gather_out(c: _Ctx, k: int) -> list[OperandMaps]:
@@ -948,11 +1065,37 @@ def _gather_out(c: _Ctx, k: int) -> list[OperandMaps]:
         raise c.error(f"slice_sizes must give {r} sizes within [{_dims(src)}]")
     c.same_dims("the output", out, [idx[0], *sizes])
 
-    def results(d: list[Term], s: list[Term], rt: list[Term]) -> list[Term]:
-        return [d[1 + j] + rt[start.index(j)] if j in start else d[1 + j] for j in range(r)]
+    # Start index j comes from column start.index(j) of row d0 of the indices: fixed
+    # where constants or an iota give it (clamped as gather clamps), else a runtime
+    # variable.
+    value = _value_fn(c, c.operands[1])
+    probe = IndexingMap.build(_box(out), lambda d, s, rt: list(d)).results
+    fixed = [
+        value is not None
+        and _fixed_value(value, [probe[0], as_term(n)], src[j] - sizes[j]) is not None
+        for n, j in enumerate(start)
+    ]
+    dyn = [j for j, f in zip(start, fixed, strict=True) if not f]
 
-    rt_bounds = [(0, src[j] - sizes[j]) for j in start]
-    operand = IndexingMap.build(_box(out), results, rt_vars=rt_bounds)
+    def results(d: list[Term], s: list[Term], rt: list[Term]) -> list[Term]:
+        res: list[Term] = []
+        for j in range(r):
+            if j not in start:
+                res.append(d[1 + j])
+            elif j in dyn:
+                res.append(d[1 + j] + rt[dyn.index(j)])
+            else:
+                n = start.index(j)
+                v = _fixed_value(value, [d[0], as_term(n)], src[j] - sizes[j])
+                assert v is not None  # as probed
+                res.append(d[1 + j] + v)
+        return res
+
+    rt_bounds = [(0, src[j] - sizes[j]) for j in dyn]
+    names = [
+        f"{c.operands[1].name}[d0, {start.index(j)}] (operand 1 of {c.inst.name})" for j in dyn
+    ]
+    operand = IndexingMap.build(_box(out), results, rt_vars=rt_bounds, rt_sources=names)
     indices = IndexingMap.build(
         _box(out), lambda d, s, rt: [d[0], s[0]], range_vars=[(0, idx[1] - 1)]
     )
@@ -1195,7 +1338,10 @@ def operand_output_id(inst: Instruction, operand: int) -> int:
 
 
 def output_to_input(
-    inst: Instruction, operands: Sequence[Instruction], output_id: int = 0
+    inst: Instruction,
+    operands: Sequence[Instruction],
+    output_id: int = 0,
+    lookup: Callable[[str], Instruction] | None = None,
 ) -> list[OperandMaps]:
     """Per operand, the maps from an index of output ``output_id`` to that operand.
 
@@ -1203,9 +1349,10 @@ def output_to_input(
     constants used as dynamic offsets, are read). Ops with no operands give ``[]``;
     unsupported ops give ``(None,)`` per operand. Fusions are handled by
     :mod:`quorem.engine.indexing.hlo_indexing`. Raises ``HloError`` on inconsistent
-    shapes or attributes.
+    shapes or attributes. ``lookup`` gives the instruction of a name in the same
+    computation: runtime offsets are traced through it to constants and iotas.
     """
-    c = _Ctx(inst, tuple(operands))
+    c = _Ctx(inst, tuple(operands), lookup)
     c.out(output_id)
     if inst.opcode in _NO_OPERANDS:
         return []
