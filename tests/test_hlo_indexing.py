@@ -1902,3 +1902,15 @@ def test_gather_of_known_indices_property(
             assert ref[o] <= got, (o, text)
         else:
             assert got == ref[o], (o, text, [print_map(m) for ms in per_operand for m in ms if m])
+
+
+def test_convolution_with_no_output_features_reads_nothing() -> None:
+    text = hlo(
+        "p0 = f32[1,12,4] parameter(0)",
+        "p1 = f32[3,2,0] parameter(1)",
+        "ROOT c = f32[1,10,0] convolution(p0, p1), dim_labels=b0f_0io->b0f, feature_group_count=2",
+    )
+    lhs, rhs = out_to_in(text)
+    assert only(lhs).known_empty and only(rhs).known_empty
+    with pytest.raises(HloError, match="positive sizes"):
+        out_to_in(text.replace("f32[3,2,0]", "f32[0,2,0]").replace("f32[1,10,0]", "f32[1,13,0]"))

@@ -730,6 +730,8 @@ def _conv_check(c: _Ctx) -> tuple[ConvLabels, tuple[WindowDim, ...], int, int]:
         window = c.inst.window()
     else:  # No window: the kernel's size, no stride, padding or dilation.
         window = tuple(WindowDim(rhs[k]) for k in lab.kernel_spatial)
+        if any(w.size <= 0 for w in window):
+            raise c.error("a window (the kernel's spatial sizes) must have positive sizes")
     if len(window) != rank - 2:
         raise c.error(f"window= has {len(window)} dimensions, dim_labels= {rank - 2} spatial")
     fgc = c.inst.int_attr("feature_group_count", 1)
@@ -803,11 +805,12 @@ def _conv_out(c: _Ctx, k: int) -> list[OperandMaps]:
         group_f = d[lab.output_feature]
         feature: Term = s[ns]
         if fgc > 1:
-            feature = (group_f // (features // fgc)) * cin + s[ns]
+            # (max: a kernel of no output features has an empty box, but terms are built.)
+            feature = (group_f // max(1, features // fgc)) * cin + s[ns]
         res[lab.input_feature] = feature
         batch = d[lab.output_batch]
         if bgc > 1:
-            batch = (group_f // (features // bgc)) * out[lab.output_batch] + batch
+            batch = (group_f // max(1, features // bgc)) * out[lab.output_batch] + batch
         res[lab.input_batch] = batch
         return res
 
