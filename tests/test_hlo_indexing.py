@@ -1513,8 +1513,10 @@ def convolutions(draw: st.DrawFn) -> ConvCase:
     for o in box(out):
         ob, of = o[out_l.index("b")], o[out_l.index("f")]
         group = of // (features // fgc) if fgc > 1 else 0
-        bgroup = of // (features // bgc) if bgc > 1 else 0
-        for w in box([c[0] for c in cfg]):
+        # One batch per group: feature f's own group. Larger groups: any group (the
+        # map's over-approximation, see _conv_out).
+        bgroups = [of // (features // bgc)] if bgc > 1 and bout == 1 else range(bgc)
+        for w, bgroup in itertools.product(box([c[0] for c in cfg]), bgroups):
             for z in range(cin):
                 at: dict[str, int] = {"b": bgroup * bout + ob, "f": group * cin + z}
                 real = True
@@ -1902,6 +1904,36 @@ def test_gather_of_known_indices_property(
             assert ref[o] <= got, (o, text)
         else:
             assert got == ref[o], (o, text, [print_map(m) for ms in per_operand for m in ms if m])
+
+
+def test_convolution_batch_groups_as_xla() -> None:
+    # XLA's ConvolutionOp_BatchGroups: 2 batches per group, a range variable over groups.
+    text = hlo(
+        "p0 = f32[14,12,10,4] parameter(0)",
+        "p1 = f32[4,3,5,21] parameter(1)",
+        "ROOT conv = f32[2,10,6,21] convolution(p0, p1), window={size=3x5 pad=0_0x0_0},",
+        "  dim_labels=b01f_i01o->b01f, batch_group_count=7",
+    )
+    dom = "d0 in [0, 1], d1 in [0, 9], d2 in [0, 5], d3 in [0, 20], s0 in [0, 2], s1 in [0, 4]"
+    lhs, rhs = out_to_in(text)
+    assert_maps(
+        lhs,
+        f"(d0, d1, d2, d3)[s0, s1, s2, s3] -> (d0 + s3 * 2, d1 + s0, d2 + s1, s2), domain: {dom}, "
+        "s2 in [0, 3], s3 in [0, 6]",
+    )
+    assert_maps(
+        rhs, f"(d0, d1, d2, d3)[s0, s1, s2] -> (s2, s0, s1, d3), domain: {dom}, s2 in [0, 3]"
+    )
+    # One batch per group: output feature f reads batch f // 3 only.
+    one = text.replace("f32[14,12,10,4]", "f32[7,12,10,4]").replace(
+        "f32[2,10,6,21]", "f32[1,10,6,21]"
+    )
+    dom1 = dom.replace("d0 in [0, 1]", "d0 in [0, 0]")
+    assert_maps(
+        out_to_in(one)[0],
+        f"(d0, d1, d2, d3)[s0, s1, s2] -> (d3 floordiv 3, d1 + s0, d2 + s1, s2), domain: {dom1}, "
+        "s2 in [0, 3]",
+    )
 
 
 def test_convolution_with_no_output_features_reads_nothing() -> None:

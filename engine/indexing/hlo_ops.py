@@ -775,10 +775,12 @@ def _conv_out(c: _Ctx, k: int) -> list[OperandMaps]:
     The kernel is read at every window index (the padding value is a term of the sum,
     as for ``pad``). ``rhs_reversal`` only changes which kernel element meets which
     input element, not the set each operand reads, so it leaves both maps alone.
-    Feature groups split the input features (group ``f // (features/groups)``); batch
-    groups split the input batch the same way: output feature ``f`` reads only its own
-    group's batch slice (XLA's map lets a range variable run over every group, which
-    reads more than the op does).
+    Feature groups split the input features (group ``f // (features/groups)``). Batch
+    groups split the input batch: with one batch per group (the usual form, the filter
+    gradient) output feature ``f`` reads batch ``f // (features/groups)`` only, which
+    StableHLO's spec and XLA's evaluator agree on. With larger groups the two texts
+    pair features with groups differently, so a range variable runs over every group,
+    as XLA's map does: more than the op reads, never less.
     """
     if not _window_ok(c):
         return [UNKNOWN, UNKNOWN]
@@ -790,6 +792,8 @@ def _conv_out(c: _Ctx, k: int) -> list[OperandMaps]:
     # Range variables of both maps: the window index per spatial dim, then the kernel's
     # input feature within the group.
     ranges = [(0, w.size - 1) for w in window] + [(0, cin - 1)]
+    any_group = bgc > 1 and out[lab.output_batch] > 1
+    input_ranges = [*ranges, (0, bgc - 1)] if any_group else ranges
 
     def positions(d: list[Term], s: list[Term]) -> list[Term]:
         """Per spatial dim, the input index times lhs_dilate (before the division)."""
@@ -810,7 +814,8 @@ def _conv_out(c: _Ctx, k: int) -> list[OperandMaps]:
         res[lab.input_feature] = feature
         batch = d[lab.output_batch]
         if bgc > 1:
-            batch = (group_f // max(1, features // bgc)) * out[lab.output_batch] + batch
+            group = s[ns + 1] if any_group else group_f // max(1, features // bgc)
+            batch = group * out[lab.output_batch] + batch
         res[lab.input_batch] = batch
         return res
 
@@ -834,7 +839,7 @@ def _conv_out(c: _Ctx, k: int) -> list[OperandMaps]:
         return res
 
     inputs = IndexingMap.build(
-        _box(out), input_results, range_vars=ranges, constraints=input_constraints
+        _box(out), input_results, range_vars=input_ranges, constraints=input_constraints
     )
     kernel = IndexingMap.build(_box(out), kernel_results, range_vars=ranges)
     return [(inputs,), (kernel,)]
