@@ -1776,6 +1776,16 @@ def test_scan_property(length: int, n_in: int, n_out: int, carries: int, reverse
                 for i in map_reads(m, ())
             }
             assert got == seen, k
+    # Input-to-output is the same relation read backwards.
+    reads = {(k, (o,)): per_step[o] for k in range(n_out) for o in range(length)}
+    reads |= {(n_out + j, ()): seen for j in range(carries)}
+    for j in range(n_in + carries):
+        per_output = input_to_output(module, comp, comp.root, j)
+        for i in box([length] if j < n_in else []):
+            got = {
+                (k, o) for k, ms in enumerate(per_output) for m in ms if m for o in map_reads(m, i)
+            }
+            assert got == {key for key, r in reads.items() if (j, i) in r}, (j, i)
 
 
 def test_scan_of_higher_rank_is_unknown() -> None:

@@ -1224,6 +1224,31 @@ def _scan_out(c: _Ctx, k: int) -> list[OperandMaps]:
     return _copies(everything, n_in) + _copies(scalar_read_map([]), carries)
 
 
+def _scan_in(c: _Ctx, i: int) -> list[OperandMaps]:
+    """The inverse of :func:`_scan_out`: input ``d`` reaches outputs ``d..n-1``.
+
+    (``0..d`` with ``is_reverse=true``) and every final carry; an initial carry reaches
+    every output.
+    """
+    shape = _scan_check(c)
+    if shape is None:
+        return [UNKNOWN] * len(c.outputs())
+    n_in, n_out, length, reverse = shape
+    carries = len(c.outputs()) - n_out
+    bound = (0, length - 1)
+    if i >= n_in:
+        return _copies(scalar_write_map([length]), n_out) + _copies(scalar_read_map([]), carries)
+
+    def constraints(d: list[Term], s: list[Term], rt: list[Term]) -> list[tuple[Term, int, int]]:
+        # Output s has seen input d: s >= d (forward) or s <= d (reverse).
+        return [(d[0] - s[0], 0, length - 1) if reverse else (s[0] - d[0], 0, length - 1)]
+
+    later = IndexingMap.build(
+        [bound], lambda d, s, rt: [s[0]], range_vars=[bound], constraints=constraints
+    )
+    return _copies(later, n_out) + _copies(scalar_read_map([length]), carries)
+
+
 def _tuple_out(c: _Ctx, k: int) -> list[OperandMaps]:
     out = c.out(k).dims
     if len(c.operands) != len(c.outputs()):
@@ -1329,6 +1354,7 @@ _IN_TO_OUT: Final[dict[str, _Fn]] = {
     "bitcast": _bitcast_in,
     "dot": _dot_in,
     "all-gather": _all_gather_in,
+    "scan": _scan_in,
     "reduce": _reduce_in,
     "dynamic-update-slice": _dus_in,
     "pad": _pad_in,
