@@ -222,3 +222,24 @@ def test_json_names_the_source_of_each_runtime_variable(tmp_path: Path) -> None:
     ]
     # The scalar offsets' own maps have none; input-to-output lists them too.
     assert json.loads(text)["operands"][1]["runtime_variables"] == [[]]
+
+
+def test_window_with_rhs_reversal_or_an_unknown_field_is_not_an_input_error(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "conv.hlo"
+    text = (
+        "p0 = f32[1,12,4] parameter(0)\n"
+        "p1 = f32[3,4,8] parameter(1)\n"
+        "ROOT c = f32[1,10,8] convolution(p0, p1), window={size=3 rhs_reversal=1}, "
+        "dim_labels=b0f_0io->b0f\n"
+    )
+    path.write_text(text)
+    status, out = run("hlo", str(path), "--json")
+    assert status == 0
+    assert all(op["maps"] != [None] for op in json.loads(out)["operands"])
+    # A field quorem does not read: the text parses, the maps are unknown.
+    path.write_text(text.replace("rhs_reversal=1", "some_future_field=2x"))
+    status, out = run("hlo", str(path), "--json")
+    assert status == 0
+    assert [op["maps"] for op in json.loads(out)["operands"]] == [[None], [None]]
