@@ -187,3 +187,59 @@ def test_unreadable_and_malformed_files(tmp_path: Path) -> None:
     binary.write_bytes(b"\xff\xfe\x00")
     with pytest.raises(HloUsageError, match="not UTF-8"):
         run("hlo", str(binary))
+
+
+def test_json_names_the_source_of_each_runtime_variable(tmp_path: Path) -> None:
+    # Offsets composed through a fusion: rt0 and rt1 come from the inner slice's
+    # offsets p1 and p2, rt2 from the outer one's p3 (the order the map's symbols
+    # have, not the reverse XLA's source table gives).
+    path = tmp_path / "ds.hlo"
+    path.write_text(
+        "f {\n"
+        "  p0 = f32[100,200] parameter(0)\n"
+        "  p1 = s32[] parameter(1)\n"
+        "  p2 = s32[] parameter(2)\n"
+        "  p3 = s32[] parameter(3)\n"
+        "  ds0 = f32[50,20] dynamic-slice(p0, p1, p2), dynamic_slice_sizes={50,20}\n"
+        "  c = s32[] constant(7)\n"
+        "  ROOT ds1 = f32[10,5] dynamic-slice(ds0, p3, c), dynamic_slice_sizes={10,5}\n"
+        "}\n"
+    )
+    _, text = run("hlo", str(path), "--fused", "--json")
+    operand = json.loads(text)["operands"][0]
+    (got,) = operand["maps"]
+    expected = parse_map(
+        "(d0, d1){rt0, rt1, rt2} -> (d0 + rt0 + rt2, d1 + rt1 + 7), domain: d0 in [0, 9], "
+        "d1 in [0, 4], rt0 in [0, 50], rt1 in [0, 180], rt2 in [0, 40]"
+    )
+    assert maps_equal(parse_map(got), expected)
+    assert operand["runtime_variables"] == [
+        [
+            {"name": "rt0", "source": "p1 (operand 1 of ds0)"},
+            {"name": "rt1", "source": "p2 (operand 2 of ds0)"},
+            {"name": "rt2", "source": "p3 (operand 1 of ds1)"},
+        ]
+    ]
+    # The scalar offsets' own maps have none; input-to-output lists them too.
+    assert json.loads(text)["operands"][1]["runtime_variables"] == [[]]
+
+
+def test_window_with_rhs_reversal_or_an_unknown_field_is_not_an_input_error(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "conv.hlo"
+    text = (
+        "p0 = f32[1,12,4] parameter(0)\n"
+        "p1 = f32[3,4,8] parameter(1)\n"
+        "ROOT c = f32[1,10,8] convolution(p0, p1), window={size=3 rhs_reversal=1}, "
+        "dim_labels=b0f_0io->b0f\n"
+    )
+    path.write_text(text)
+    status, out = run("hlo", str(path), "--json")
+    assert status == 0
+    assert all(op["maps"] != [None] for op in json.loads(out)["operands"])
+    # A field quorem does not read: the text parses, the maps are unknown.
+    path.write_text(text.replace("rhs_reversal=1", "some_future_field=2x"))
+    status, out = run("hlo", str(path), "--json")
+    assert status == 0
+    assert [op["maps"] for op in json.loads(out)["operands"]] == [[None], [None]]

@@ -39,7 +39,7 @@ _OPCODES: Final = (
     "add", "broadcast", "transpose", "reshape", "bitcast", "copy", "slice", "reverse",
     "concatenate", "pad", "reduce", "reduce-window", "dot", "gather", "iota", "constant",
     "dynamic-slice", "dynamic-update-slice", "tuple", "get-tuple-element", "fusion",
-    "convolution", "exponential", "parameter",
+    "convolution", "exponential", "parameter", "scaled-dot", "all-gather", "scan",
 )  # fmt: skip
 _DIM_RE: Final = re.compile(r"\[([0-9,\s]*)\]")
 _OP_RE: Final = re.compile(r"(?<=\] )([a-z][a-z\-]*)(?=\()")

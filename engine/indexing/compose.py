@@ -16,7 +16,7 @@ __all__ = ["compose"]
 
 
 def _renamed(vs: tuple[Variable, ...], prefix: str, start: int) -> tuple[Variable, ...]:
-    return tuple(Variable(f"{prefix}{start + i}", v.lo, v.hi) for i, v in enumerate(vs))
+    return tuple(Variable(f"{prefix}{start + i}", v.lo, v.hi, v.source) for i, v in enumerate(vs))
 
 
 def compose(consumer: IndexingMap, producer: IndexingMap) -> IndexingMap:

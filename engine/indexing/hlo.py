@@ -38,19 +38,23 @@ from quorem.engine.errors import QuoremError
 from quorem.engine.indexing.hlo_attrs import (
     CHECKERS,
     MAX_DIGITS,
+    ConvLabels,
     PadDim,
     SliceDim,
     WindowDim,
     int64_literal,
+    parse_dim_labels,
     parse_int,
     parse_int_list,
     parse_padding,
     parse_slice,
     parse_window,
+    unknown_window_fields,
 )
 
 __all__ = [
     "Computation",
+    "ConvLabels",
     "HloError",
     "Instruction",
     "Module",
@@ -229,6 +233,20 @@ class Instruction:
             return parse_window(self._attr("window"))
         except ValueError as exc:
             raise self.error(f"window=: {exc}") from None
+
+    def window_unknown_fields(self) -> tuple[str, ...]:
+        """The fields of ``window=`` that indexing does not read (see ``hlo_attrs``)."""
+        try:
+            return unknown_window_fields(self._attr("window"))
+        except ValueError as exc:
+            raise self.error(f"window=: {exc}") from None
+
+    def conv_labels(self) -> ConvLabels:
+        """The ``dim_labels=`` attribute of a convolution."""
+        try:
+            return parse_dim_labels(self._attr("dim_labels"))
+        except ValueError as exc:
+            raise self.error(f"dim_labels=: {exc}") from None
 
     def parameter_number(self) -> int:
         """N of ``parameter(N)``."""

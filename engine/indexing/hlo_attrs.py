@@ -22,15 +22,18 @@ __all__ = [
     "INT64_MAX",
     "INT64_MIN",
     "MAX_DIGITS",
+    "ConvLabels",
     "PadDim",
     "SliceDim",
     "WindowDim",
     "int64_literal",
+    "parse_dim_labels",
     "parse_int",
     "parse_int_list",
     "parse_padding",
     "parse_slice",
     "parse_window",
+    "unknown_window_fields",
 ]
 
 
@@ -62,6 +65,27 @@ class WindowDim:
     pad_hi: int = 0
     base_dilation: int = 1
     window_dilation: int = 1
+    reversal: bool = False
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class ConvLabels:
+    """``dim_labels=b01f_01io->b01f``: where batch, feature and spatial dims sit.
+
+    Each list of spatial positions is indexed by the spatial dimension's number (the
+    digit), so ``input_spatial[i]``, ``kernel_spatial[i]`` and ``output_spatial[i]`` are
+    the same spatial dimension of the input, the kernel and the output.
+    """
+
+    input_batch: int
+    input_feature: int
+    input_spatial: tuple[int, ...]
+    kernel_input_feature: int
+    kernel_output_feature: int
+    kernel_spatial: tuple[int, ...]
+    output_batch: int
+    output_feature: int
+    output_spatial: tuple[int, ...]
 
 
 MAX_DIGITS: Final = 4300  # Python's default int/str conversion limit (sys.get_int_max_str_digits)
@@ -170,12 +194,8 @@ def _x_ints(value: str, key: str) -> list[int]:
     return [int64_literal(p) for p in parts]
 
 
-def parse_window(text: str) -> tuple[WindowDim, ...]:
-    """``{size=3x2 stride=2x1 pad=1_1x0_1 lhs_dilate=.. rhs_dilate=..}`` as window dims.
-
-    Sizes, strides and dilations must be positive; ``rhs_reversal`` is accepted only
-    when all zero (a reversed window is not modelled).
-    """
+def _window_fields(text: str) -> dict[str, str]:
+    """The ``key=value`` items of ``window={...}``, each key once."""
     text = text.strip()
     if not (text.startswith("{") and text.endswith("}")):
         raise ValueError(f"expected window={{size=... }}, found {_short(text)}")
@@ -187,6 +207,30 @@ def parse_window(text: str) -> tuple[WindowDim, ...]:
         if key in fields:
             raise ValueError(f"window {key}= given twice")
         fields[key] = value
+    return fields
+
+
+_WINDOW_KEYS: Final = frozenset(
+    {"size", "stride", "pad", "lhs_dilate", "rhs_dilate", "rhs_reversal"}
+)
+
+
+def unknown_window_fields(text: str) -> tuple[str, ...]:
+    """The keys of ``window={...}`` that :func:`parse_window` does not read, sorted.
+
+    Such a field (one a later XLA may add) is kept in the text rather than refused:
+    the ops reading the window give unknown indexing instead of a guessed map.
+    """
+    return tuple(sorted(k for k in _window_fields(text) if k not in _WINDOW_KEYS))
+
+
+def parse_window(text: str) -> tuple[WindowDim, ...]:
+    """``{size=3x2 stride=2x1 pad=1_1x0_1 lhs_dilate=.. rhs_dilate=.. rhs_reversal=0x1}``.
+
+    Sizes, strides and dilations must be positive and ``rhs_reversal`` entries 0 or 1.
+    Fields this parser does not know are skipped (see :func:`unknown_window_fields`).
+    """
+    fields = _window_fields(text)
     if "size" not in fields:
         raise ValueError("window needs size=")
     sizes = _x_ints(fields.pop("size"), "size")
@@ -209,18 +253,49 @@ def parse_window(text: str) -> tuple[WindowDim, ...]:
         pads = list(parse_padding(fields.pop("pad")))
         if len(pads) != n:
             raise ValueError(f"window pad= has {len(pads)} dimensions, size= has {n}")
-    if fields:
-        raise ValueError(f"unknown window field {next(iter(fields))}=")
     for name, values in (("size", sizes), ("stride", strides), ("lhs_dilate", base)):
         if any(v <= 0 for v in values):
             raise ValueError(f"window {name}= must be positive")
     if any(v <= 0 for v in wdil):
         raise ValueError("window rhs_dilate= must be positive")
-    if any(reversal):
-        raise ValueError("window rhs_reversal is not supported")
+    if any(v not in (0, 1) for v in reversal):
+        raise ValueError("window rhs_reversal= entries must be 0 or 1")
     return tuple(
-        WindowDim(sizes[i], strides[i], pads[i].lo, pads[i].hi, base[i], wdil[i]) for i in range(n)
+        WindowDim(sizes[i], strides[i], pads[i].lo, pads[i].hi, base[i], wdil[i], reversal[i] == 1)
+        for i in range(n)
     )
+
+
+def parse_dim_labels(text: str) -> ConvLabels:
+    """``b01f_01io->b01f`` (input, kernel, output labels) as :class:`ConvLabels`.
+
+    The input and output labels hold ``b``, ``f`` and the digits ``0..n-1`` once each,
+    the kernel labels ``i``, ``o`` and the same digits: ``n`` spatial dimensions (at
+    most 10, as a digit names each).
+    """
+    m = re.fullmatch(r"([0-9a-z]+)_([0-9a-z]+)->([0-9a-z]+)", text.strip())
+    if m is None:
+        raise ValueError(f"expected dim_labels like b01f_01io->b01f, found {_short(text)}")
+    lhs, rhs, out = m.groups()
+    n = len(lhs) - 2
+
+    def labels(word: str, letters: str, what: str) -> tuple[int, int, tuple[int, ...]]:
+        want = sorted(letters + "".join(str(i) for i in range(n)))
+        if n < 0 or sorted(word) != want:
+            raise ValueError(
+                f"dim_labels: the {what} labels {word!r} must be {letters[0]!r}, "
+                f"{letters[1]!r} and the digits 0..{n - 1} once each"
+            )
+        return (
+            word.index(letters[0]),
+            word.index(letters[1]),
+            tuple(word.index(str(i)) for i in range(n)),
+        )
+
+    ib, if_, isp = labels(lhs, "bf", "input")
+    ki, ko, ksp = labels(rhs, "io", "kernel")
+    ob, of, osp = labels(out, "bf", "output")
+    return ConvLabels(ib, if_, isp, ki, ko, ksp, ob, of, osp)
 
 
 _INT_LIST_ATTRS: Final = frozenset(
@@ -239,12 +314,22 @@ _INT_LIST_ATTRS: Final = frozenset(
         "rhs_contracting_dims",
     }
 )
-_INT_ATTRS: Final = frozenset({"index_vector_dim", "index", "iota_dimension"})
+_INT_ATTRS: Final = frozenset(
+    {
+        "index_vector_dim",
+        "index",
+        "iota_dimension",
+        "feature_group_count",
+        "batch_group_count",
+        "num_carries",
+    }
+)
 # Attributes checked when an instruction is parsed, by name.
 CHECKERS: Final[Mapping[str, Callable[[str], object]]] = {
     "slice": parse_slice,
     "padding": parse_padding,
     "window": parse_window,
+    "dim_labels": parse_dim_labels,
     **dict.fromkeys(_INT_LIST_ATTRS, parse_int_list),
     **dict.fromkeys(_INT_ATTRS, parse_int),
 }

@@ -36,7 +36,10 @@ examples:
 JSON output:
   {"direction": "output_to_input", "operands": [{"operand": i, "maps": [MAP, ...]}, ...]}
   {"direction": "input_to_output", "operand": I, "maps": [MAP, ...]}
-  where MAP is XLA's textual form, or null for unknown indexing.
+  where MAP is XLA's textual form, or null for unknown indexing; beside "maps",
+  "runtime_variables" lists per map [{"name": "rt0", "source": SOURCE}, ...] (null for
+  unknown indexing), SOURCE naming the instruction that holds the value and the op
+  operand it feeds, e.g. "i1 (operand 1 of ds)".
 
 Exit status: 0 success; 2 usage or input error.
 """
@@ -138,6 +141,14 @@ def _texts(maps: OperandMaps) -> list[str | None]:
     return [None if m is None else print_map(m) for m in maps]
 
 
+def _runtime_variables(maps: OperandMaps) -> list[list[dict[str, str]] | None]:
+    """Per map, its runtime variables by name with the operand each one's value is from."""
+    return [
+        None if m is None else [{"name": v.name, "source": v.source} for v in m.rt_vars]
+        for m in maps
+    ]
+
+
 def cmd_hlo(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     """``quorem hlo``: print the root's indexing maps (text or ``--json``); 0 on success.
 
@@ -157,7 +168,12 @@ def cmd_hlo(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         if not args.json:
             out.write(format_indexing([maps], "output id", [args.output]))
             return 0
-        record = {"direction": "input_to_output", "operand": args.operand, "maps": _texts(maps)}
+        record = {
+            "direction": "input_to_output",
+            "operand": args.operand,
+            "maps": _texts(maps),
+            "runtime_variables": _runtime_variables(maps),
+        }
     else:
         per_operand = _out_to_in(args, module, comp)
         if not args.json:
@@ -165,7 +181,10 @@ def cmd_hlo(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             return 0
         record = {
             "direction": "output_to_input",
-            "operands": [{"operand": i, "maps": _texts(ms)} for i, ms in enumerate(per_operand)],
+            "operands": [
+                {"operand": i, "maps": _texts(ms), "runtime_variables": _runtime_variables(ms)}
+                for i, ms in enumerate(per_operand)
+            ],
         }
     out.write(json.dumps(record) + "\n")
     return 0

@@ -232,7 +232,7 @@ def _op_out_to_in(
         return (yield (("out", callee.name, output_id), inst))
     operands = comp.operands_of(inst)
     with _blamed(inst):
-        maps = hlo_ops.output_to_input(inst, operands, output_id)
+        maps = hlo_ops.output_to_input(inst, operands, output_id, comp.get)
     if len(maps) != len(operands):
         # The op's indexing covers the operands it takes (iota takes none): more or
         # fewer is a malformed instruction, not a map to guess.

@@ -17,14 +17,16 @@ instruction raises :class:`~quorem.engine.indexing.hlo.HloError` naming its line
 from __future__ import annotations
 
 import dataclasses
+import re
 from collections.abc import Callable, Sequence
 from typing import Final
 
 from quorem.engine.indexing.compose import compose
-from quorem.engine.indexing.hlo import Instruction, PadDim, Shape
+from quorem.engine.indexing.hlo import ConvLabels, Instruction, PadDim, Shape, WindowDim
+from quorem.engine.indexing.hlo_attrs import int64_literal
 from quorem.engine.indexing.hlo_layout import logical_to_physical, physical_to_logical
 from quorem.engine.indexing.map import IndexingMap
-from quorem.engine.term import Term, as_term
+from quorem.engine.term import Term, as_term, maximum, minimum
 
 __all__ = [
     "ELEMENTWISE",
@@ -244,6 +246,9 @@ class _Ctx:
 
     inst: Instruction
     operands: tuple[Instruction, ...]
+    # The instruction of a name in the same computation: runtime values are traced
+    # through it back to a constant or an iota. None: no tracing past the operands.
+    lookup: Callable[[str], Instruction] | None = None
 
     def error(self, reason: str) -> Exception:
         return self.inst.error(reason)
@@ -523,8 +528,8 @@ class _Dot:
     rf: list[int]
 
 
-def _dot_check(c: _Ctx) -> _Dot:
-    c.n_args(2)
+def _dot_check(c: _Ctx, n_operands: int = 2) -> _Dot:
+    c.n_args(n_operands)
     lhs, rhs = c.arg(0).dims, c.arg(1).dims
     lb = c.dims_attr("lhs_batch_dims", len(lhs), ())
     rb = c.dims_attr("rhs_batch_dims", len(rhs), ())
@@ -543,8 +548,8 @@ def _dot_check(c: _Ctx) -> _Dot:
     return _Dot(lhs, rhs, lb, rb, lc, rc, lf, rf)
 
 
-def _dot_out(c: _Ctx, k: int) -> list[OperandMaps]:
-    t = _dot_check(c)
+def _dot_maps(c: _Ctx, t: _Dot) -> tuple[IndexingMap, IndexingMap]:
+    """The lhs and rhs maps of a dot: contracting dims become range variables."""
     out = c.out().dims
     nb, nlf = len(t.lb), len(t.lf)
 
@@ -564,10 +569,46 @@ def _dot_out(c: _Ctx, k: int) -> list[OperandMaps]:
 
         return IndexingMap.build(_box(out), results, range_vars=_box([t.lhs[j] for j in t.lc]))
 
-    return [
-        (side(t.lb, t.lc, t.lf, nb, len(t.lhs)),),
-        (side(t.rb, t.rc, t.rf, nb + nlf, len(t.rhs)),),
-    ]
+    return (
+        side(t.lb, t.lc, t.lf, nb, len(t.lhs)),
+        side(t.rb, t.rc, t.rf, nb + nlf, len(t.rhs)),
+    )
+
+
+def _dot_out(c: _Ctx, k: int) -> list[OperandMaps]:
+    lhs, rhs = _dot_maps(c, _dot_check(c))
+    return [(lhs,), (rhs,)]
+
+
+def _scaled_dot_out(c: _Ctx, k: int) -> list[OperandMaps]:
+    """``scaled-dot(lhs, rhs, lhs_scale, rhs_scale)``: a dot of block-scaled operands.
+
+    Operand element ``x`` is multiplied by scale element ``x // (n / m)`` per dimension
+    (``n`` the operand's size, ``m`` the scale's, which must divide it), so each scale
+    map is its operand's map with every result divided by that block size (XLA's
+    ``RescaleIndexingMap``).
+    """
+    t = _dot_check(c, 4)
+    maps = _dot_maps(c, t)
+    scaled: list[OperandMaps] = [(m,) for m in maps]
+    for i, (m, dims) in enumerate(zip(maps, (t.lhs, t.rhs), strict=True)):
+        scale = c.arg(2 + i).dims
+        if len(scale) != len(dims) or any(
+            q <= 0 or n % q for n, q in zip(dims, scale, strict=True)
+        ):
+            raise c.error(
+                f"scale operand {2 + i} [{_dims(scale)}] must have a size dividing each "
+                f"dimension of [{_dims(dims)}]"
+            )
+        blocks = [n // q for n, q in zip(dims, scale, strict=True)]
+        scaled.append((_divided(m, blocks),))
+    return scaled
+
+
+def _divided(m: IndexingMap, blocks: Sequence[int]) -> IndexingMap:
+    """``m`` with result ``j`` floor-divided by ``blocks[j]`` (kept as is where it is 1)."""
+    results = tuple(r // b if b != 1 else r for r, b in zip(m.results, blocks, strict=True))
+    return dataclasses.replace(m, results=results).normalized()
 
 
 def _dot_in(c: _Ctx, i: int) -> list[OperandMaps]:
@@ -630,6 +671,8 @@ def _reduce_window_out(c: _Ctx, k: int) -> list[OperandMaps]:
     n = len(c.operands) // 2
     if n == 0 or len(c.operands) != 2 * n:
         raise c.error("expects inputs followed by as many init values")
+    if not _window_ok(c):
+        return [UNKNOWN] * len(c.operands)
     src = c.arg(0).dims
     window = c.inst.window()
     if len(window) != len(src):
@@ -663,33 +706,284 @@ def _reduce_window_out(c: _Ctx, k: int) -> list[OperandMaps]:
     return _copies(m, n) + _copies(scalar_read_map(out), n)
 
 
+def _window_ok(c: _Ctx) -> bool:
+    """Whether every field of ``window=`` is one indexing reads (else: unknown indexing)."""
+    return "window" not in c.inst.attrs or not c.inst.window_unknown_fields()
+
+
+def _windowed_extent(n: int, w: WindowDim) -> int:
+    """The number of window positions along a dimension of ``n`` elements (HLO's rule)."""
+    padded = w.pad_lo + w.pad_hi + (n - 1) * w.base_dilation + 1 if n > 0 else w.pad_lo + w.pad_hi
+    extent = (w.size - 1) * w.window_dilation + 1
+    return (padded - extent) // w.stride + 1 if padded >= extent else 0
+
+
+def _conv_check(c: _Ctx) -> tuple[ConvLabels, tuple[WindowDim, ...], int, int]:
+    c.n_args(2)
+    lhs, rhs, out = c.arg(0).dims, c.arg(1).dims, c.out().dims
+    lab = c.inst.conv_labels()
+    rank = len(lab.input_spatial) + 2
+    for what, dims in (("the input", lhs), ("the kernel", rhs), ("the output", out)):
+        if len(dims) != rank:
+            raise c.error(f"dim_labels= name {rank} dimensions, {what} has rank {len(dims)}")
+    if "window" in c.inst.attrs:
+        window = c.inst.window()
+    else:  # No window: the kernel's size, no stride, padding or dilation.
+        window = tuple(WindowDim(rhs[k]) for k in lab.kernel_spatial)
+        if any(w.size <= 0 for w in window):
+            raise c.error("a window (the kernel's spatial sizes) must have positive sizes")
+    if len(window) != rank - 2:
+        raise c.error(f"window= has {len(window)} dimensions, dim_labels= {rank - 2} spatial")
+    fgc = c.inst.int_attr("feature_group_count", 1)
+    bgc = c.inst.int_attr("batch_group_count", 1)
+    if fgc < 1 or bgc < 1 or (fgc > 1 and bgc > 1):
+        raise c.error(
+            f"feature_group_count={fgc}, batch_group_count={bgc}: both must be positive "
+            "and at most one above 1"
+        )
+    c.same_dims(
+        "the kernel's spatial sizes", [rhs[k] for k in lab.kernel_spatial], [w.size for w in window]
+    )
+    features = rhs[lab.kernel_output_feature]
+    if lhs[lab.input_feature] != rhs[lab.kernel_input_feature] * fgc:
+        raise c.error(
+            f"the input has {lhs[lab.input_feature]} features, the kernel "
+            f"{rhs[lab.kernel_input_feature]} input features x feature_group_count={fgc}"
+        )
+    if features % fgc or features % bgc or lhs[lab.input_batch] % bgc:
+        raise c.error(
+            f"the kernel's {features} output features (and the input's batch "
+            f"{lhs[lab.input_batch]}) must split into the feature or batch groups"
+        )
+    want = [0] * rank
+    want[lab.output_batch] = lhs[lab.input_batch] // bgc
+    want[lab.output_feature] = features
+    for i, w in enumerate(window):
+        want[lab.output_spatial[i]] = _windowed_extent(lhs[lab.input_spatial[i]], w)
+    c.same_dims("the output", out, want)
+    return lab, window, fgc, bgc
+
+
+def _conv_out(c: _Ctx, k: int) -> list[OperandMaps]:
+    """Convolution, as HLO defines it (StableHLO's spec spells it out).
+
+    Output spatial index ``o`` with window index ``w`` (a range variable) reads the
+    padded, base-dilated input at ``o*stride + w*rhs_dilate``; the input element ``x``
+    sits there when ``o*stride + w*rhs_dilate - pad_lo = x*lhs_dilate``, so the input
+    index is that difference divided by ``lhs_dilate``, with the remainder 0 and the
+    quotient inside the input as constraints (other positions are padding or holes).
+    The kernel is read at every window index (the padding value is a term of the sum,
+    as for ``pad``). ``rhs_reversal`` only changes which kernel element meets which
+    input element, not the set each operand reads, so it leaves both maps alone.
+    Feature groups split the input features (group ``f // (features/groups)``). Batch
+    groups split the input batch: with one batch per group (the usual form, the filter
+    gradient) output feature ``f`` reads batch ``f // (features/groups)`` only, which
+    StableHLO's spec and XLA's evaluator agree on. With larger groups the two texts
+    pair features with groups differently, so a range variable runs over every group,
+    as XLA's map does: more than the op reads, never less.
+    """
+    if not _window_ok(c):
+        return [UNKNOWN, UNKNOWN]
+    lab, window, fgc, bgc = _conv_check(c)
+    lhs, rhs, out = c.arg(0).dims, c.arg(1).dims, c.out().dims
+    rank, ns = len(out), len(window)
+    cin = rhs[lab.kernel_input_feature]
+    features = rhs[lab.kernel_output_feature]
+    # Range variables of both maps: the window index per spatial dim, then the kernel's
+    # input feature within the group.
+    ranges = [(0, w.size - 1) for w in window] + [(0, cin - 1)]
+    any_group = bgc > 1 and out[lab.output_batch] > 1
+    input_ranges = [*ranges, (0, bgc - 1)] if any_group else ranges
+
+    def positions(d: list[Term], s: list[Term]) -> list[Term]:
+        """Per spatial dim, the input index times lhs_dilate (before the division)."""
+        return [
+            d[lab.output_spatial[i]] * w.stride + s[i] * w.window_dilation - w.pad_lo
+            for i, w in enumerate(window)
+        ]
+
+    def input_results(d: list[Term], s: list[Term], rt: list[Term]) -> list[Term]:
+        res: list[Term] = [as_term(0)] * rank
+        for i, (x, w) in enumerate(zip(positions(d, s), window, strict=True)):
+            res[lab.input_spatial[i]] = x // w.base_dilation if w.base_dilation > 1 else x
+        group_f = d[lab.output_feature]
+        feature: Term = s[ns]
+        if fgc > 1:
+            # (max: a kernel of no output features has an empty box, but terms are built.)
+            feature = (group_f // max(1, features // fgc)) * cin + s[ns]
+        res[lab.input_feature] = feature
+        batch = d[lab.output_batch]
+        if bgc > 1:
+            group = s[ns + 1] if any_group else group_f // max(1, features // bgc)
+            batch = group * out[lab.output_batch] + batch
+        res[lab.input_batch] = batch
+        return res
+
+    def input_constraints(
+        d: list[Term], s: list[Term], rt: list[Term]
+    ) -> list[tuple[Term, int, int]]:
+        cons: list[tuple[Term, int, int]] = []
+        for i, (x, w) in enumerate(zip(positions(d, s), window, strict=True)):
+            n = lhs[lab.input_spatial[i]]
+            cons.append((x, 0, (n - 1) * w.base_dilation))
+            if w.base_dilation > 1:
+                cons.append((x % w.base_dilation, 0, 0))
+        return cons
+
+    def kernel_results(d: list[Term], s: list[Term], rt: list[Term]) -> list[Term]:
+        res: list[Term] = [as_term(0)] * rank
+        for i in range(ns):
+            res[lab.kernel_spatial[i]] = s[i]
+        res[lab.kernel_input_feature] = s[ns]
+        res[lab.kernel_output_feature] = d[lab.output_feature]
+        return res
+
+    inputs = IndexingMap.build(
+        _box(out), input_results, range_vars=input_ranges, constraints=input_constraints
+    )
+    kernel = IndexingMap.build(_box(out), kernel_results, range_vars=ranges)
+    return [(inputs,), (kernel,)]
+
+
+# ---------------------------------------------------------------------------- runtime values
+_Value = Callable[[Sequence[Term]], Term]
+# How far a runtime value is traced back (broadcast, reverse, copy, convert steps).
+_MAX_TRACE: Final = 16
+_INT_TYPE: Final = re.compile(r"([su])([0-9]+)")
+
+
+def _int_bits(dtype: str) -> tuple[bool, int] | None:
+    """``(signed, bits)`` of an integer element type, None for any other type."""
+    m = _INT_TYPE.fullmatch(dtype)
+    return None if m is None else (m.group(1) == "s", int(m.group(2)))
+
+
+def _constant_values(inst: Instruction) -> list[int] | None:
+    """The elements of an integer ``constant(...)`` in row-major order, else None."""
+    tokens = re.findall(r"[^\s{},]+", inst.payload)
+    try:
+        values = [int64_literal(t) for t in tokens]
+    except ValueError:
+        return None
+    return values if len(values) == inst.shape.num_elements else None
+
+
+def _value_fn(c: _Ctx, inst: Instruction, depth: int = 0) -> _Value | None:
+    """The value of ``inst`` at an index, as a term, where constants and iotas fix it.
+
+    The returned function takes the index (terms over the map's variables) and gives
+    the element there: a constant's element (every one when they are all equal, else
+    the one a constant index names), an iota's index along its dimension, traced back
+    through broadcast, reverse, copy and value-preserving convert. None: the value is
+    known only at run time.
+    """
+    bits = _int_bits(inst.shape.dtype)
+    if depth > _MAX_TRACE or inst.shape.is_tuple or bits is None:
+        return None
+    dims = inst.shape.dims
+    if inst.opcode == "constant":
+        values = _constant_values(inst)
+        if not values:
+            return None
+        if all(v == values[0] for v in values):
+            return lambda idx: as_term(values[0])
+
+        def element(idx: Sequence[Term]) -> Term:
+            # An index term of one value (a constant, or a variable of a one-point
+            # interval) names the element; any other index is a run-time choice.
+            lin = 0
+            for t, n in zip(idx, dims, strict=True):
+                if t.vmin is None or t.vmin != t.vmax:
+                    raise _NotFixedError
+                lin = lin * n + t.vmin
+            return as_term(values[lin])
+
+        return element
+    if inst.opcode == "iota":
+        k = inst.attrs.get("iota_dimension")
+        axis = inst.int_attr("iota_dimension") if k is not None else -1
+        return (lambda idx: idx[axis]) if 0 <= axis < len(dims) else None
+    if c.lookup is None or len(inst.operands) != 1:
+        return None
+    src = c.lookup(inst.operands[0])
+    src_bits = _int_bits(src.shape.dtype)
+    if src.shape.is_tuple or src_bits is None:
+        return None
+    inner = _value_fn(c, src, depth + 1)
+    if inner is None:
+        return None
+    if inst.opcode == "copy" and src.shape.dims == dims:
+        return inner
+    if inst.opcode == "convert" and src.shape.dims == dims:
+        # Only where every source value is representable: same signedness and no
+        # fewer bits, or unsigned to a wider signed type.
+        (s0, b0), (s1, b1) = src_bits, bits
+        keeps = (s0 == s1 and b1 >= b0) or (not s0 and s1 and b1 > b0)
+        return inner if keeps else None
+    if inst.opcode == "broadcast":
+        bdims = inst.int_list("dimensions", ())
+        if len(bdims) != src.shape.rank or any(not 0 <= j < len(dims) for j in bdims):
+            return None
+        if [dims[j] for j in bdims] != list(src.shape.dims):
+            return None
+        return lambda idx: inner([idx[j] for j in bdims])
+    if inst.opcode == "reverse" and src.shape.dims == dims:
+        rdims = inst.int_list("dimensions", ())
+        return lambda idx: inner(
+            [as_term(dims[j] - 1) - x if j in rdims else x for j, x in enumerate(idx)]
+        )
+    return None
+
+
+class _NotFixedError(Exception):
+    """A constant's element at an index that is not constant: known only at run time."""
+
+
+def _fixed_value(fn: _Value | None, idx: Sequence[Term], hi: int) -> Term | None:
+    """``fn`` at ``idx`` clamped to ``[0, hi]`` as the op clamps a start; None if unknown."""
+    if fn is None:
+        return None
+    try:
+        v = fn(idx)
+    except _NotFixedError:
+        return None
+    if v.is_const:
+        return as_term(min(max(v.value, 0), hi))
+    # The clamps the value's range already meets are left out.
+    if v.vmin is None or v.vmin < 0:
+        v = maximum(v, as_term(0))
+    if v.vmax is None or v.vmax > hi:
+        v = minimum(v, as_term(hi))
+    return v
+
+
 def _offsets(
     c: _Ctx, first: int, src: Sequence[int], sizes: Sequence[int]
-) -> tuple[list[tuple[int, int]], list[int | None]]:
-    """Runtime-variable bounds of dynamic offsets, and constant offsets folded.
+) -> tuple[list[tuple[int, int]], list[str], list[Term | None]]:
+    """Runtime-variable bounds and sources of dynamic offsets, and the offsets fixed.
 
     HLO clamps a start index so the slice stays inside the operand: offset ``k`` lies in
-    ``[0, src_k - size_k]``. An offset operand that is an integer scalar constant is
-    that constant, clamped.
+    ``[0, src_k - size_k]``. An offset whose value a constant fixes (traced back, see
+    :func:`_value_fn`) is that value, clamped; the others are runtime variables.
     """
     rt_bounds: list[tuple[int, int]] = []
-    consts: list[int | None] = []
+    sources: list[str] = []
+    fixed: list[Term | None] = []
     for j, (n, size) in enumerate(zip(src, sizes, strict=True)):
         op = c.operands[first + j]
         if c.arg(first + j).dims:
             raise c.error(f"offset operand {op.name} must be a scalar")
-        value = op.scalar_int_constant()
+        value = _fixed_value(_value_fn(c, op), [], n - size)
+        fixed.append(value)
         if value is None:
-            consts.append(None)
             rt_bounds.append((0, n - size))
-        else:
-            consts.append(min(max(value, 0), n - size))
-    return rt_bounds, consts
+            sources.append(f"{op.name} (operand {first + j} of {c.inst.name})")
+    return rt_bounds, sources, fixed
 
 
-def _rt_terms(consts: list[int | None], rt: list[Term]) -> list[Term]:
+def _rt_terms(fixed: list[Term | None], rt: list[Term]) -> list[Term]:
     it = iter(rt)
-    return [next(it) if v is None else as_term(v) for v in consts]
+    return [next(it) if v is None else v for v in fixed]
 
 
 def _dynamic_slice_out(c: _Ctx, k: int) -> list[OperandMaps]:
@@ -704,18 +998,18 @@ def _dynamic_slice_out(c: _Ctx, k: int) -> list[OperandMaps]:
     c.same_dims("the output", out, sizes)
     if any(s > n for s, n in zip(sizes, src, strict=True)):
         raise c.error(f"slice sizes [{_dims(sizes)}] exceed the operand [{_dims(src)}]")
-    rt_bounds, consts = _offsets(c, 1, src, sizes)
+    rt_bounds, sources, consts = _offsets(c, 1, src, sizes)
 
     def results(d: list[Term], s: list[Term], rt: list[Term]) -> list[Term]:
         return [x + o for x, o in zip(d, _rt_terms(consts, rt), strict=True)]
 
-    m = IndexingMap.build(_box(out), results, rt_vars=rt_bounds)
+    m = IndexingMap.build(_box(out), results, rt_vars=rt_bounds, rt_sources=sources)
     return _copies(m, 1) + _copies(scalar_read_map(out), len(src))
 
 
 def _dus_check(
     c: _Ctx,
-) -> tuple[tuple[int, ...], tuple[int, ...], list[tuple[int, int]], list[int | None]]:
+) -> tuple[tuple[int, ...], tuple[int, ...], list[tuple[int, int]], list[str], list[Term | None]]:
     if len(c.operands) < 2:
         raise c.error("needs an operand and an update")
     out = c.out().dims
@@ -724,19 +1018,19 @@ def _dus_check(
     upd = c.arg(1).dims
     if len(upd) != len(out) or any(u > n for u, n in zip(upd, out, strict=True)):
         raise c.error(f"the update [{_dims(upd)}] does not fit in [{_dims(out)}]")
-    rt_bounds, consts = _offsets(c, 2, out, upd)
-    return out, upd, rt_bounds, consts
+    rt_bounds, sources, consts = _offsets(c, 2, out, upd)
+    return out, upd, rt_bounds, sources, consts
 
 
 def _dus_out(c: _Ctx, k: int) -> list[OperandMaps]:
-    out, _, rt_bounds, consts = _dus_check(c)
+    out, _, rt_bounds, sources, consts = _dus_check(c)
 
     def results(d: list[Term], s: list[Term], rt: list[Term]) -> list[Term]:
         return [x - o for x, o in zip(d, _rt_terms(consts, rt), strict=True)]
 
     # As XLA: the operand map is the identity (the update hides part of it) and the
     # update map has no constraint keeping its result inside the update.
-    upd_map = IndexingMap.build(_box(out), results, rt_vars=rt_bounds)
+    upd_map = IndexingMap.build(_box(out), results, rt_vars=rt_bounds, rt_sources=sources)
     return (
         _copies(identity_map(out), 1)
         + _copies(upd_map, 1)
@@ -745,7 +1039,7 @@ def _dus_out(c: _Ctx, k: int) -> list[OperandMaps]:
 
 
 def _dus_in(c: _Ctx, i: int) -> list[OperandMaps]:
-    out, upd, rt_bounds, consts = _dus_check(c)
+    out, upd, rt_bounds, sources, consts = _dus_check(c)
     if i == 0:
         return _one(identity_map(out))
     if i >= 2:
@@ -754,7 +1048,7 @@ def _dus_in(c: _Ctx, i: int) -> list[OperandMaps]:
     def results(d: list[Term], s: list[Term], rt: list[Term]) -> list[Term]:
         return [x + o for x, o in zip(d, _rt_terms(consts, rt), strict=True)]
 
-    return _one(IndexingMap.build(_box(upd), results, rt_vars=rt_bounds))
+    return _one(IndexingMap.build(_box(upd), results, rt_vars=rt_bounds, rt_sources=sources))
 
 
 def _gather_out(c: _Ctx, k: int) -> list[OperandMaps]:
@@ -779,15 +1073,180 @@ def _gather_out(c: _Ctx, k: int) -> list[OperandMaps]:
         raise c.error(f"slice_sizes must give {r} sizes within [{_dims(src)}]")
     c.same_dims("the output", out, [idx[0], *sizes])
 
-    def results(d: list[Term], s: list[Term], rt: list[Term]) -> list[Term]:
-        return [d[1 + j] + rt[start.index(j)] if j in start else d[1 + j] for j in range(r)]
+    # Start index j comes from column start.index(j) of row d0 of the indices: fixed
+    # where constants or an iota give it (clamped as gather clamps), else a runtime
+    # variable.
+    value = _value_fn(c, c.operands[1])
+    probe = IndexingMap.build(_box(out), lambda d, s, rt: list(d)).results
+    fixed = [
+        value is not None
+        and _fixed_value(value, [probe[0], as_term(n)], src[j] - sizes[j]) is not None
+        for n, j in enumerate(start)
+    ]
+    dyn = [j for j, f in zip(start, fixed, strict=True) if not f]
 
-    rt_bounds = [(0, src[j] - sizes[j]) for j in start]
-    operand = IndexingMap.build(_box(out), results, rt_vars=rt_bounds)
+    def results(d: list[Term], s: list[Term], rt: list[Term]) -> list[Term]:
+        res: list[Term] = []
+        for j in range(r):
+            if j not in start:
+                res.append(d[1 + j])
+            elif j in dyn:
+                res.append(d[1 + j] + rt[dyn.index(j)])
+            else:
+                n = start.index(j)
+                v = _fixed_value(value, [d[0], as_term(n)], src[j] - sizes[j])
+                assert v is not None  # as probed
+                res.append(d[1 + j] + v)
+        return res
+
+    rt_bounds = [(0, src[j] - sizes[j]) for j in dyn]
+    names = [
+        f"{c.operands[1].name}[d0, {start.index(j)}] (operand 1 of {c.inst.name})" for j in dyn
+    ]
+    operand = IndexingMap.build(_box(out), results, rt_vars=rt_bounds, rt_sources=names)
     indices = IndexingMap.build(
         _box(out), lambda d, s, rt: [d[0], s[0]], range_vars=[(0, idx[1] - 1)]
     )
     return [(operand,), (indices,)]
+
+
+def _all_gather_check(c: _Ctx) -> tuple[int, list[int]]:
+    """The gathered dimension and, per operand, its size (the shard size)."""
+    if not c.operands:
+        raise c.error("needs an operand")
+    outs = c.outputs()
+    if len(outs) != len(c.operands):
+        raise c.error(f"has {len(c.operands)} operands for {len(outs)} outputs")
+    dims = c.dims_attr("dimensions", len(c.arg(0).dims))
+    if len(dims) != 1:
+        raise c.error("dimensions= must name the one gathered dimension")
+    axis = dims[0]
+    shards: list[int] = []
+    for i, out in enumerate(outs):
+        src = c.arg(i).dims
+        if len(src) != len(out.dims) or axis >= len(src):
+            raise c.error(f"operand {i} has rank {len(src)}, output {i} rank {len(out.dims)}")
+        want = list(src)
+        n = src[axis]
+        if n == 0 or out.dims[axis] % n:
+            raise c.error(
+                f"output {i}'s dimension {axis} ({out.dims[axis]}) is not a whole number "
+                f"of shards of {n}"
+            )
+        want[axis] = out.dims[axis]
+        c.same_dims(f"output {i}", out.dims, want)
+        shards.append(n)
+    return axis, shards
+
+
+def _all_gather_out(c: _Ctx, k: int) -> list[OperandMaps]:
+    """All-gather: the output is the participants' operands concatenated along ``axis``.
+
+    Output index ``d`` along ``axis`` lies in shard ``d // n`` (the participant, XLA's
+    replica-id map) at its index ``d mod n``: every participant's operand has this
+    operand's shape, so the map reads the operand at ``d mod n`` (as XLA's).
+    """
+    axis, shards = _all_gather_check(c)
+    n = shards[k]
+
+    def results(d: list[Term], s: list[Term], rt: list[Term]) -> list[Term]:
+        return [x % n if j == axis else x for j, x in enumerate(d)]
+
+    m = IndexingMap.build(_box(c.out(k).dims), results)
+    return [(m,) if i == k else () for i in range(len(c.operands))]
+
+
+def _all_gather_in(c: _Ctx, i: int) -> list[OperandMaps]:
+    """An operand index reaches its place in every shard: ``x + r*n`` for each ``r``."""
+    axis, shards = _all_gather_check(c)
+    n = shards[i]
+    count = c.out(i).dims[axis] // n
+
+    def results(d: list[Term], s: list[Term], rt: list[Term]) -> list[Term]:
+        return [x + s[0] * n if j == axis else x for j, x in enumerate(d)]
+
+    m = IndexingMap.build(_box(c.arg(i).dims), results, range_vars=[(0, count - 1)])
+    return [(m,) if j == i else () for j in range(len(c.outputs()))]
+
+
+def _scan_check(c: _Ctx) -> tuple[int, int, int, bool] | None:
+    """``(inputs, outputs, length, reverse)`` of a scan quorem models, else None.
+
+    Modelled: one scanned dimension of rank-1 inputs, scalar carries, array outputs of
+    the inputs' shape. Other forms (higher ranks, whose body may mix the other
+    dimensions) are unknown indexing.
+    """
+    carries = c.inst.int_attr("num_carries")
+    outs = c.outputs()
+    n_in, n_out = len(c.operands) - carries, len(outs) - carries
+    if carries < 0 or n_in < 0 or n_out < 0:
+        raise c.error(f"num_carries={carries} but {len(c.operands)} operands, {len(outs)} outputs")
+    dims = c.inst.int_list("dimensions")
+    arrays = [c.arg(i).dims for i in range(n_in)] + [o.dims for o in outs[:n_out]]
+    scalars = [c.arg(i).dims for i in range(n_in, len(c.operands))] + [o.dims for o in outs[n_out:]]
+    if dims != (0,) or not arrays or any(len(a) != 1 or a != arrays[0] for a in arrays):
+        return None
+    if any(scalars):
+        return None
+    reverse = c.inst.attrs.get("is_reverse", "false") == "true"
+    return n_in, n_out, arrays[0][0], reverse
+
+
+def _scan_out(c: _Ctx, k: int) -> list[OperandMaps]:
+    """Scan along dimension 0: output ``d`` depends on the inputs up to ``d``.
+
+    The carry after step ``d`` has seen inputs ``0..d`` (``d..n-1`` with
+    ``is_reverse=true``) and the initial carries, and the body makes output ``d`` from
+    it: the input maps are ``s`` in that prefix (range variable and constraint), the
+    carries are read whole. A final carry (a scalar output) has seen every input.
+    XLA's map reads input ``d`` only, which leaves out what the carry brings.
+    """
+    shape = _scan_check(c)
+    if shape is None:
+        return [UNKNOWN] * len(c.operands)
+    n_in, n_out, length, reverse = shape
+    c.out(k)
+    carries = len(c.operands) - n_in
+    if k < n_out:
+        bound = (0, length - 1)
+
+        def constraints(
+            d: list[Term], s: list[Term], rt: list[Term]
+        ) -> list[tuple[Term, int, int]]:
+            # s <= d (forward) or s >= d (reverse).
+            return [(s[0] - d[0], 0, length - 1) if reverse else (d[0] - s[0], 0, length - 1)]
+
+        prefix = IndexingMap.build(
+            [bound], lambda d, s, rt: [s[0]], range_vars=[bound], constraints=constraints
+        )
+        return _copies(prefix, n_in) + _copies(scalar_read_map([length]), carries)
+    everything = IndexingMap.build([], lambda d, s, rt: [s[0]], range_vars=[(0, length - 1)])
+    return _copies(everything, n_in) + _copies(scalar_read_map([]), carries)
+
+
+def _scan_in(c: _Ctx, i: int) -> list[OperandMaps]:
+    """The inverse of :func:`_scan_out`: input ``d`` reaches outputs ``d..n-1``.
+
+    (``0..d`` with ``is_reverse=true``) and every final carry; an initial carry reaches
+    every output.
+    """
+    shape = _scan_check(c)
+    if shape is None:
+        return [UNKNOWN] * len(c.outputs())
+    n_in, n_out, length, reverse = shape
+    carries = len(c.outputs()) - n_out
+    bound = (0, length - 1)
+    if i >= n_in:
+        return _copies(scalar_write_map([length]), n_out) + _copies(scalar_read_map([]), carries)
+
+    def constraints(d: list[Term], s: list[Term], rt: list[Term]) -> list[tuple[Term, int, int]]:
+        # Output s has seen input d: s >= d (forward) or s <= d (reverse).
+        return [(d[0] - s[0], 0, length - 1) if reverse else (s[0] - d[0], 0, length - 1)]
+
+    later = IndexingMap.build(
+        [bound], lambda d, s, rt: [s[0]], range_vars=[bound], constraints=constraints
+    )
+    return _copies(later, n_out) + _copies(scalar_read_map([length]), carries)
 
 
 def _tuple_out(c: _Ctx, k: int) -> list[OperandMaps]:
@@ -870,8 +1329,12 @@ _OUT_TO_IN: Final[dict[str, _Fn]] = {
     "reshape": _reshape_out,
     "bitcast": _bitcast_out,
     "dot": _dot_out,
+    "scaled-dot": _scaled_dot_out,
+    "all-gather": _all_gather_out,
+    "scan": _scan_out,
     "reduce": _reduce_out,
     "reduce-window": _reduce_window_out,
+    "convolution": _conv_out,
     "dynamic-slice": _dynamic_slice_out,
     "dynamic-update-slice": _dus_out,
     "gather": _gather_out,
@@ -890,6 +1353,8 @@ _IN_TO_OUT: Final[dict[str, _Fn]] = {
     "reshape": _reshape_in,
     "bitcast": _bitcast_in,
     "dot": _dot_in,
+    "all-gather": _all_gather_in,
+    "scan": _scan_in,
     "reduce": _reduce_in,
     "dynamic-update-slice": _dus_in,
     "pad": _pad_in,
@@ -907,7 +1372,10 @@ def operand_output_id(inst: Instruction, operand: int) -> int:
 
 
 def output_to_input(
-    inst: Instruction, operands: Sequence[Instruction], output_id: int = 0
+    inst: Instruction,
+    operands: Sequence[Instruction],
+    output_id: int = 0,
+    lookup: Callable[[str], Instruction] | None = None,
 ) -> list[OperandMaps]:
     """Per operand, the maps from an index of output ``output_id`` to that operand.
 
@@ -915,9 +1383,10 @@ def output_to_input(
     constants used as dynamic offsets, are read). Ops with no operands give ``[]``;
     unsupported ops give ``(None,)`` per operand. Fusions are handled by
     :mod:`quorem.engine.indexing.hlo_indexing`. Raises ``HloError`` on inconsistent
-    shapes or attributes.
+    shapes or attributes. ``lookup`` gives the instruction of a name in the same
+    computation: runtime offsets are traced through it to constants and iotas.
     """
-    c = _Ctx(inst, tuple(operands))
+    c = _Ctx(inst, tuple(operands), lookup)
     c.out(output_id)
     if inst.opcode in _NO_OPERANDS:
         return []

@@ -36,11 +36,17 @@ class IndexingMapError(QuoremError):
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class Variable:
-    """A map variable: its name and inclusive bounds ``[lo, hi]``."""
+    """A map variable: its name and inclusive bounds ``[lo, hi]``.
+
+    ``source`` says where a runtime variable's value comes from (the HLO operand that
+    holds it, for a reader telling ``rt0`` from ``rt1``); it is not part of the map's
+    meaning, so it takes no part in comparisons and is never printed in map text.
+    """
 
     name: str
     lo: int
     hi: int
+    source: str = dataclasses.field(default="", compare=False)
 
     def term(self) -> Term:
         """The quorem variable with these bounds."""
@@ -121,15 +127,21 @@ class IndexingMap:
         range_vars: Sequence[tuple[int, int]] = (),
         rt_vars: Sequence[tuple[int, int]] = (),
         constraints: _ConstraintBuilder | None = None,
+        rt_sources: Sequence[str] = (),
     ) -> IndexingMap:
         """A map with variables named ``d0.., s0.., rt0..`` from their inclusive bounds.
 
         ``results(d, s, rt)`` returns the result terms (or ints) from the variables as
-        terms; ``constraints(d, s, rt)`` returns ``(expression, lo, hi)`` triples.
+        terms; ``constraints(d, s, rt)`` returns ``(expression, lo, hi)`` triples;
+        ``rt_sources`` (when given, one per runtime variable) are their sources.
         """
         dv = tuple(Variable(f"d{i}", lo, hi) for i, (lo, hi) in enumerate(dims))
         sv = tuple(Variable(f"s{i}", lo, hi) for i, (lo, hi) in enumerate(range_vars))
-        rv = tuple(Variable(f"rt{i}", lo, hi) for i, (lo, hi) in enumerate(rt_vars))
+        sources = list(rt_sources) or [""] * len(rt_vars)
+        rv = tuple(
+            Variable(f"rt{i}", lo, hi, src)
+            for i, ((lo, hi), src) in enumerate(zip(rt_vars, sources, strict=True))
+        )
         # A variable with an empty interval gets a one-point term: the map is known
         # empty anyway (normalized() below), but its results are still built.
         d, s, rt = ([var(v.name, v.lo, max(v.lo, v.hi)) for v in vs] for vs in (dv, sv, rv))
@@ -217,7 +229,7 @@ class IndexingMap:
         """The map with some variables' bounds replaced (then :meth:`normalized`)."""
 
         def upd(vs: tuple[Variable, ...]) -> tuple[Variable, ...]:
-            return tuple(Variable(v.name, *bounds.get(v.name, (v.lo, v.hi))) for v in vs)
+            return tuple(Variable(v.name, *bounds.get(v.name, (v.lo, v.hi)), v.source) for v in vs)
 
         return dataclasses.replace(
             self, dims=upd(self.dims), range_vars=upd(self.range_vars), rt_vars=upd(self.rt_vars)

@@ -390,7 +390,7 @@ def _renumber(vs: list[Variable], prefix: str, others: set[str]) -> list[Variabl
     default = re.compile(rf"{prefix}(?:0|[1-9][0-9]*)")
     if not all(default.fullmatch(v.name) for v in vs):
         return vs
-    renamed = [Variable(f"{prefix}{i}", v.lo, v.hi) for i, v in enumerate(vs)]
+    renamed = [Variable(f"{prefix}{i}", v.lo, v.hi, v.source) for i, v in enumerate(vs)]
     if any(v.name in others for v in renamed):
         return vs
     return renamed
@@ -469,7 +469,7 @@ def _rename_like(m: IndexingMap, like: IndexingMap) -> IndexingMap:
     renames = {v.name: var(w.name, v.lo, v.hi) for v, w in pairs if v.name != w.name}
 
     def rn(vs: tuple[Variable, ...], ws: tuple[Variable, ...]) -> tuple[Variable, ...]:
-        return tuple(Variable(w.name, v.lo, v.hi) for v, w in zip(vs, ws, strict=True))
+        return tuple(Variable(w.name, v.lo, v.hi, v.source) for v, w in zip(vs, ws, strict=True))
 
     return IndexingMap(
         rn(m.dims, like.dims),
