@@ -244,6 +244,11 @@ def _bounded_forms(term: Term, known: Knowledge) -> tuple[Term, dict[str, Term]]
     found: dict[Term, Term] = {}
     back: dict[str, Term] = {}
     for t in nodes(term):
+        if t.op in _DECIDABLE:
+            decided = _decided_comparison(t, known)
+            if decided is not None:
+                found[t] = const(decided)
+            continue
         if t.op is not Op.ADD or len(t.args) < 2:
             continue
         coefs, k = t.arg
@@ -261,6 +266,47 @@ def _bounded_forms(term: Term, known: Knowledge) -> tuple[Term, dict[str, Term]]
         back[name] = form
         found[t] = linear([(stand_in, 1)], k)
     return (replace_subterms(term, found), back) if found else (term, {})
+
+
+_DECIDABLE: Final = frozenset({Op.LT, Op.LE, Op.EQ, Op.NE})
+
+
+def _decided_comparison(c: Term, known: Knowledge) -> int | None:
+    """The value of the comparison ``c`` where the conditions hold, if they decide it.
+
+    ``a OP b`` compares ``a - b`` with 0; a known range of that linear form (or of its
+    negation) can decide it: under ``y < x``, ``x < y`` is 0 although neither side is a
+    sum the conditions mention.
+    """
+    a, b = c.args
+    diff = linear([(a, 1), (b, -1)])
+    pairs, k = diff.addends()
+    if len(pairs) < 2:  # one atom: its own narrowed bounds decide it
+        return None
+    atoms = tuple(t for t, _ in pairs)
+    coefs = tuple(co for _, co in pairs)
+    got = known.sums.get((atoms, coefs))
+    lo: int | None
+    hi: int | None
+    if got is not None:
+        lo, hi = got
+    else:
+        negated = known.sums.get((atoms, tuple(-co for co in coefs)))
+        if negated is None:
+            return None
+        lo = None if negated[1] is None else -negated[1]
+        hi = None if negated[0] is None else -negated[0]
+    lo = None if lo is None else lo + k
+    hi = None if hi is None else hi + k
+    op = c.op
+    if op is Op.LT:
+        return 1 if hi is not None and hi < 0 else 0 if lo is not None and lo >= 0 else None
+    if op is Op.LE:
+        return 1 if hi is not None and hi <= 0 else 0 if lo is not None and lo > 0 else None
+    outside = (lo is not None and lo > 0) or (hi is not None and hi < 0)
+    if op is Op.EQ:
+        return 1 if lo == 0 and hi == 0 else 0 if outside else None
+    return 0 if lo == 0 and hi == 0 else 1 if outside else None
 
 
 def in_context(term: Term, known: Knowledge) -> tuple[Term, dict[str, Term]]:

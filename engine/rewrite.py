@@ -573,7 +573,7 @@ def _junction_in_context(
             if known is None:  # the others cannot all hold (conj) / all fail (disj)
                 return const(0 if conj else 1)
             narrowed, back = in_context(clause, known)
-            if not back:
+            if not back and narrowed is clause:
                 continue
             result, _, _ = _phases(narrowed, ruleset, budget, counts, steps)
             result = restore_variables(result, back)

@@ -173,11 +173,16 @@ class Call(_Node):
 Node = Num | Name | Unary | Binary | Call
 
 # Tokens, in the order they are tried; blanks and comments separate them.
-_TOKEN: Final = r"0[xX][0-9a-fA-F_]+|[0-9][0-9_]*|[A-Za-z_][A-Za-z_0-9]*|//|<=|>=|==|!=|[-+*%<>(),]"
+_TOKEN: Final = (
+    r"0[xX][0-9a-fA-F_]+|[0-9][0-9_]*|[A-Za-z_][A-Za-z_0-9]*|//|<=|>=|==|!=|&&|\|\||[-+*%<>(),!]"
+)
 _BLANK: Final = r"[ \t\r\n]+|\#[^\n]*"
 _VALID_RE: Final = re.compile(f"(?:{_BLANK}|{_TOKEN})*")  # stops at a character no token starts
 _SCAN_RE: Final = re.compile(f"{_BLANK}|({_TOKEN})")  # group 1: a token; blanks give ""
 _KEYWORDS: Final = frozenset({"and", "or", "not"})
+# C's spellings, as TVM and CUDA print masks: && and || are and/or; ! is C's unary not,
+# which binds as tightly as unary minus (!x < 3 is (not x) < 3, as in C).
+_C_SPELLING: Final = {"&&": "and", "||": "or"}
 # Python's other keywords: text that reads as Python must not mean something else here
 # (`True` a variable, `x if c else y` an error far from its cause). Spelled out rather
 # than taken from the `keyword` module, so the language does not change with Python's.
@@ -205,7 +210,7 @@ BINARY_PRECEDENCE: Final = {
     "//": 6,
     "%": 6,
 }
-_UNARY_PREC: Final = {"not": 3, "-": 7, "+": 7}
+_UNARY_PREC: Final = {"not": 3, "!": 7, "-": 7, "+": 7}
 COMPARISON_OPS: Final = frozenset({"<", "<=", ">", ">=", "==", "!="})
 _DIGITS: Final = frozenset("0123456789")
 _NAME_START: Final = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_")
@@ -225,7 +230,7 @@ def _split(src: Source) -> list[str]:
         hint = " (use // for division)" if ch == "/" else ""
         line, col = src.at(end)
         raise ParseError(f"unexpected character {ch!r}{hint}", line, col, src.name)
-    texts = list(filter(None, _SCAN_RE.findall(text)))
+    texts = [_C_SPELLING.get(t, t) for t in _SCAN_RE.findall(text) if t]
     texts.append("")
     return texts
 
@@ -253,7 +258,8 @@ def tokenize(text: str, source: str = "<expr>", line: int = 1, col: int = 1) -> 
             break  # a character no token starts
         chunk = m.group()
         if m.group(1):
-            tokens.append(Token(_kind(chunk), chunk, line, col))
+            word = _C_SPELLING.get(chunk, chunk)
+            tokens.append(Token(_kind(word), word, line, col))
         newlines = chunk.count("\n")
         if newlines:
             line += newlines
@@ -466,7 +472,7 @@ class _Parser:
         op = self.texts[at]
         right = operands.pop()
         if kind == _UN:
-            operands.append(Unary(op, right, at, src))
+            operands.append(Unary("not" if op == "!" else op, right, at, src))
             return
         left = operands.pop()
         if (

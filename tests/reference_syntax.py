@@ -89,7 +89,7 @@ _TOKEN_RE: Final = re.compile(
     r"(?P<ws>[ \t\r\n]+)|(?P<comment>\#[^\n]*)"
     r"|(?P<int>0[xX][0-9a-fA-F_]+|[0-9][0-9_]*)"
     r"|(?P<name>[A-Za-z_][A-Za-z_0-9]*)"
-    r"|(?P<op>//|<=|>=|==|!=|[-+*%<>(),])"
+    r"|(?P<op>//|<=|>=|==|!=|&&|\|\||[-+*%<>(),!])"
 )
 _BINARY_PREC: Final = {
     "or": 1,
@@ -106,7 +106,7 @@ _BINARY_PREC: Final = {
     "//": 6,
     "%": 6,
 }
-_UNARY_PREC: Final = {"not": 3, "-": 7, "+": 7}
+_UNARY_PREC: Final = {"not": 3, "!": 7, "-": 7, "+": 7}
 COMPARISON_OPS: Final = frozenset({"<", "<=", ">", ">=", "==", "!="})
 
 
@@ -129,7 +129,10 @@ def tokenize(text: str, source: str = "<expr>", line: int = 1, col: int = 1) -> 
         if kind in {"int", "name", "op"}:
             if kind == "name" and chunk in ("and", "or", "not"):
                 kind = "op"
-            tokens.append(Token(str(kind), chunk, line, col))
+            # C's spellings (issue 15): && and || are and/or; ! is a unary operator that
+            # binds like unary minus and means not.
+            word = {"&&": "and", "||": "or"}.get(chunk, chunk)
+            tokens.append(Token(str(kind), word, line, col))
         newlines = chunk.count("\n")
         if newlines:
             line += newlines
@@ -291,7 +294,8 @@ class _Parser:
         tok = frame.tok
         right = self.operands.pop()
         if frame.kind == "un":
-            self.operands.append(Unary(tok.text, right, tok.line, tok.col))
+            op = "not" if tok.text == "!" else tok.text
+            self.operands.append(Unary(op, right, tok.line, tok.col))
             return
         left = self.operands.pop()
         if (
