@@ -5,6 +5,8 @@ construction (not from quorem):
 
 * a min or max compared with one of its operands: ``min(a, b) <= a`` is ``1``,
   ``min(a, b) < a`` is ``b < a``, ``max(a, b) == a`` is ``b <= a``;
+* a min or max compared with one of its operands shifted by a constant:
+  ``x + 1 < max(8, x)`` is ``x < 7``, ``max(x, y) < x + 3`` is ``y < x + 3``;
 * a min or max with a constant compared with a constant: ``min(a, 5) < 3`` is ``a < 3``;
   where the constants are the other way round the range decides it (``min(a, 2) < 3``
   is ``1``), and a comparison with the min's own constant keeps one clause
@@ -63,6 +65,19 @@ def _operand_left(rng: random.Random) -> _Draw:
         ("max", "<="): "1",
     }[(f, op)]
     return f"{a} {op} {f}({b}, {a})", _BOX, want, f"an operand against its {f}"
+
+
+def _shifted(rng: random.Random) -> _Draw:
+    c = rng.randint(1, 6)
+    d = rng.randint(-10, 10)
+    kind = rng.randrange(4)
+    if kind == 0:
+        return f"x + {c} < max({d}, x)", _BOX, f"x < {d - c}", "operand shifted under max"
+    if kind == 1:
+        return f"max(x, y) < x + {c}", _BOX, f"y < x + {c}", "max under its shifted operand"
+    if kind == 2:
+        return f"x - {c} < min(x, y)", _BOX, f"x < y + {c}", "operand shifted under min"
+    return f"min(x, y) <= x - {c}", _BOX, f"y <= x - {c}", "min over its shifted operand"
 
 
 def _constant(rng: random.Random) -> _Draw:
@@ -126,6 +141,7 @@ def _contradiction(rng: random.Random) -> _Draw:
 _KINDS: tuple[Callable[[random.Random], _Draw], ...] = (
     _operand,
     _operand_left,
+    _shifted,
     _constant,
     _decided_by_range,
     _own_constant,
