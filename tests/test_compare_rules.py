@@ -137,7 +137,6 @@ def test_common_factor(text: str, want: str) -> None:
         ("4*a + 3*b < 16", {}),  # gcd 1
         ("-x < 4", {}),  # nothing to divide: the coefficient is -1
         ("x < 4", {}),
-        ("x*4 < y*4 + 2", {}),  # sums on both sides are not moved to one side
     ],
 )
 def test_common_factor_does_not_apply(text: str, bounds: dict[str, tuple[int, int]]) -> None:
@@ -246,3 +245,59 @@ def test_every_step_decreases_the_per_node_measure() -> None:
             before, after = term_measure(step.before), term_measure(step.after)
             assert after < before, (case["id"], step.rule, before, after)
     assert fired > 100
+
+
+# ------------------------------------------------ sums on both sides (46-compare-common-factor)
+@pytest.mark.parametrize(
+    ("text", "want"),
+    [
+        ("x*2 < y*2", "x < y"),
+        ("x*4 < y*8 + 3", "x < y*2 + 1"),
+        ("x*2 + 1 <= y*4", "x <= y*2 - 1"),
+        ("x*3 <= y*9 - 4", "x <= y*3 - 2"),
+        ("x*4 + z*2 < y*6 - 1", "x*2 + z < y*3"),
+        ("x*6 == y*3 + 9", "x*2 == y + 3"),
+        ("x*6 == y*3 + 4", "0"),
+        ("x*4 != y*2 + 1", "1"),
+        ("(x//4)*8 < y*4", "(x//4)*2 < y"),
+    ],
+)
+def test_common_factor_of_both_sides(text: str, want: str) -> None:
+    box = {**WIDE, "z": (-1000, 1000)}
+    for semantics in ("floor", "trunc"):
+        got = simplified(text, semantics, box)
+        assert same(got, want, semantics, box), (text, semantics, got)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "x*6 < y*4",  # gcd 2, but neither side's gcd divides the other side
+        "x*2 < y*3",
+        "x < y*4 + 2",
+        "x*6 != y*9 + 4",
+    ],
+)
+def test_common_factor_of_both_sides_stops(text: str) -> None:
+    result = quorem.explain(quorem.parse(text, WIDE))
+    assert not any(r.startswith("sums-") for r in result.rules), (text, result.rules)
+
+
+@st.composite
+def two_sided(draw: st.DrawFn) -> str:
+    g = draw(st.integers(1, 4))
+    left = " + ".join(f"{g * draw(st.integers(-3, 3) | st.just(1))}*{v}" for v in ("x", "z"))
+    right = f"{g * draw(st.integers(-3, 3))}*y + {draw(st.integers(-9, 9))}"
+    op = draw(st.sampled_from(["<", "<=", "==", "!="]))
+    return f"{left} {op} {right}" if draw(st.booleans()) else f"{right} {op} {left}"
+
+
+@settings(max_examples=200, deadline=None)
+@given(two_sided(), st.sampled_from(["floor", "trunc"]))
+def test_two_sided_keeps_value(text: str, semantics: str) -> None:
+    box = {"x": (-5, 5), "y": (-5, 5), "z": (-3, 3)}
+    term = quorem.parse(text, box, semantics)
+    out = quorem.simplify(term)
+    for x, y, z in itertools.product(range(-5, 6), range(-5, 6), range(-3, 4)):
+        point = {"x": x, "y": y, "z": z}
+        assert quorem.evaluate(out, point) == quorem.evaluate(term, point), (text, point)

@@ -1038,7 +1038,8 @@ class _Measurer:
         (quorem.engine.monomial): its nodes are a subset of ``x``'s, none deeper, plus
         products of remaining factors (where ``x`` had one), so each of its components
         is at most ``x``'s, and its nodes in the nested order are below ``x``'s at the
-        same depth. Its sum form (coefficients, constant, atoms) is not known.
+        same depth. Its sum form (coefficients, constant, atoms) is not known, but for a
+        constant divisor ``g``: ``x``'s divided through by ``g``.
         """
         num = e.args[0]
         if isinstance(num, Binary) and num.op == "*":
@@ -1052,6 +1053,15 @@ class _Measurer:
         name = self.quotient_names.setdefault(key, f"q{len(self.quotient_names) + 1}({of})")
         mine, theirs = self.var_measure(name), self.var_measure(of)
         self.axioms += [q <= x for q, x in zip(mine, theirs, strict=True)]
+        if not divisor.entries:
+            # A constant divisor g divides every coefficient and the constant: the
+            # quotient's sum form is x's divided through by g, atom for atom.
+            g = divisor.const
+            self.axioms += [
+                self.w(name) * _abs(g) == self.w(of),
+                self.k(name) * g == self.k(of),
+                self.a(name) == self.a(of),
+            ]
         return _of(_VarRef(name, f"v:{name}", of))
 
     def as_sum(self, v: _Sum | _Z) -> _Sum:
@@ -1141,10 +1151,14 @@ class _Measurer:
         if not side.entries:
             return z3.IntVal(0)
         constant = side.const
+        atoms: list[_Z] = []  # whether some entry brings an atom
         for base, coef in side.entries:
             if isinstance(base, _VarRef) and not self.info(base.name).atom:
                 constant = constant + coef * self.k(base.name)
-        return z3.If(constant != 0, 1, 0)
+                atoms.append(z3.And(coef != 0, self.a(base.name) > 0))
+            else:
+                atoms.append(coef != 0)
+        return z3.If(z3.And(constant != 0, z3.Or(*atoms)), 1, 0)
 
     def atom_like(self, base: _Base) -> bool:
         """Whether ``base`` is surely one atom (a product may fold into a scaled atom)."""

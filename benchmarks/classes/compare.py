@@ -11,7 +11,9 @@ bands):
   (tinygrad's lt_folding): ``4*a + 8*b + r < 16`` => ``a + 2*b < 4``, and the edges where
   it must stop (the rest reaching ``g``, a threshold that depends on the rest);
 * a remainder compared with a constant where ranges decide it or put it in one bucket:
-  ``x % 8 < 3`` with ``x`` in ``[8, 15]`` => ``x < 11``.
+  ``x % 8 < 3`` with ``x`` in ``[8, 15]`` => ``x < 11``;
+* sums on both sides with a common factor: ``x*4 < y*8 + 3`` => ``x < y*2 + 1``,
+  ``x*6 == y*3 + 4`` => ``0`` (the factor of one side divides the other's).
 
 The expected forms are computed here, not by quorem: a comparison of one variable is the
 half-line (or point) it holds on, found by evaluating it over the box; a sum with a
@@ -274,6 +276,31 @@ def _remainder_cases(
         yield text, bounds, dict.fromkeys(SEMANTICS, want), "remainder compared with a constant"
 
 
+def _both_sides_cases(
+    rng: random.Random, count: int
+) -> Iterator[tuple[str, dict[str, tuple[int, int]], dict[str, str], str]]:
+    """``g*s OP g*u + k``: divided through by ``g`` with ``k/g`` rounded as ``OP`` needs."""
+    for _ in range(count):
+        g = rng.choice([2, 3, 4, 6])
+        b = rng.choice([0, 1, 2, -1])
+        c = rng.choice([1, 2, -1, 3])
+        k = rng.randint(-12, 12)
+        op = rng.choice(["<", "<=", "==", "!="])
+        left = f"x*{g}" + (f" + z*{g * b}" if b else "")
+        text = f"{left} {op} y*{g * c} + {k}"
+        small = "x" + (f" + z*{b}" if b else "")
+        if op == "<":
+            want = f"{small} < y*{c} + {-(-k // g)}"
+        elif op == "<=":
+            want = f"{small} <= y*{c} + {k // g}"
+        elif k % g:
+            want = "0" if op == "==" else "1"
+        else:
+            want = f"{small} {op} y*{c} + {k // g}"
+        box = {"x": (-8, 8), "y": (-8, 8), "z": (-4, 4)}
+        yield text, box, dict.fromkeys(SEMANTICS, want), "sums on both sides with a common factor"
+
+
 def cases(rng: random.Random) -> Iterator[ClassCase]:
     """The comparison cases: every form, each under floor and truncation."""
     forms = [
@@ -281,6 +308,7 @@ def cases(rng: random.Random) -> Iterator[ClassCase]:
         *_scaled_cases(rng, 26),
         *_sum_cases(rng, 30),
         *_remainder_cases(rng, 16),
+        *_both_sides_cases(rng, 16),
     ]
     for index, (text, bounds, want, source) in enumerate(forms):
         for sem in SEMANTICS:
