@@ -226,7 +226,7 @@ def _expand(module: Module, callee: Computation, key: _Key, opts: _Options) -> _
 def _op_out_to_in(
     module: Module, comp: Computation, inst: Instruction, output_id: int
 ) -> _Steps[list[OperandMaps]]:
-    if inst.opcode == "fusion":
+    if inst.opcode in _CALLERS:
         callee = _callee(module, comp, inst)
         _output_shape(inst, output_id)
         return (yield (("out", callee.name, output_id), inst))
@@ -243,7 +243,7 @@ def _op_out_to_in(
 def _op_in_to_out(
     module: Module, comp: Computation, inst: Instruction, operand_id: int
 ) -> _Steps[list[OperandMaps]]:
-    if inst.opcode == "fusion":
+    if inst.opcode in _CALLERS:
         callee = _callee(module, comp, inst)
         if not 0 <= operand_id < len(inst.operands):
             raise inst.error(f"has {len(inst.operands)} operands, there is no operand {operand_id}")
@@ -252,8 +252,21 @@ def _op_in_to_out(
         return hlo_ops.input_to_output(inst, comp.operands_of(inst), operand_id)
 
 
+# Ops whose value is their called computation's root applied to their operands: a fusion
+# (calls=) and a call (to_apply=; JAX wraps relu, where, clip, ... in calls). Both are
+# analysed by composing through the computation (XLA's
+# ComputeOutputToInputFusionOpIndexing; XLA inlines calls before its analysis runs).
+_CALLERS: Final = {"fusion": "calls", "call": "to_apply"}
+
+
 def _callee(module: Module, comp: Computation, inst: Instruction) -> Computation:
-    callee = module.computation(inst.attrs["calls"].lstrip("%"))
+    attr = _CALLERS[inst.opcode]
+    if attr not in inst.attrs:
+        raise inst.error(f"a {inst.opcode} needs {attr}=COMPUTATION")
+    try:
+        callee = module.computation(inst.attrs[attr].lstrip("%"))
+    except HloError as exc:
+        raise inst.error(str(exc)) from None
     params = callee.parameters()
     if len(params) != len(inst.operands):
         raise inst.error(
