@@ -7,12 +7,17 @@ prints.
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pytest
 from quorem.engine.indexing.hlo import HloError, parse_hlo
 from quorem.engine.indexing.hlo_indexing import (
+    Unknown,
     fused_input_to_output,
     fused_output_to_input,
 )
+from test_hlo_cli import run
 from test_hlo_indexing import (
     assert_maps,
     in_to_out,
@@ -60,3 +65,73 @@ def test_call_of_a_missing_computation_is_an_error_at_the_call() -> None:
     assert info.value.line == 15
     with pytest.raises(HloError, match="needs to_apply=") as info:
         out_to_in(CALL_MODULE.replace(", to_apply=relu.1\n", "\n"))
+
+
+# ---------------------------------------------------------------------------- unknown: why
+WHY = """HloModule m
+
+body {
+  p = (s32[], f32[8]) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  x = f32[8] get-tuple-element(p), index=1
+  one = s32[] constant(1)
+  j = s32[] add(i, one)
+  y = f32[8] negate(x)
+  ROOT t = (s32[], f32[8]) tuple(j, y)
+}
+
+cond {
+  p = (s32[], f32[8]) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  n = s32[] constant(3)
+  ROOT lt = pred[] compare(i, n), direction=LT
+}
+
+fused {
+  a = f32[8] parameter(0)
+  cc = f32[8] custom-call(a), custom_call_target="__cpu$xnn_thing", api_version=API_VERSION_TYPED
+  ROOT e = f32[8] exponential(cc)
+}
+
+ENTRY e {
+  x0 = f32[8] parameter(0)
+  zero = s32[] constant(0)
+  init = (s32[], f32[8]) tuple(zero, x0)
+  w = (s32[], f32[8]) while(init), condition=cond, body=body
+  y = f32[8] get-tuple-element(w), index=1
+  ROOT f = f32[8] fusion(y), kind=kLoop, calls=fused
+}
+"""
+
+
+def test_unknown_maps_say_why_in_text_and_json(tmp_path: Path) -> None:
+    path = tmp_path / "why.hlo"
+    path.write_text(WHY)
+    _, text = run("hlo", str(path))
+    assert text.splitlines() == [
+        "operand id = 0",
+        "  unknown indexing: cc (custom-call): its target (__cpu$xnn_thing) is opaque code: "
+        "what it reads is not in the HLO",
+    ]
+    _, text = run("hlo", str(path), "--json", "--fused")
+    (op,) = json.loads(text)["operands"]
+    assert op["maps"] == [None] and op["runtime_variables"] == [None]
+    (reason,) = op["reasons"]
+    assert reason.startswith("cc (custom-call): its target")
+    # Through the whole entry computation, the while is the first unknown on the way.
+    path.write_text(WHY.replace("fusion(y), kind=kLoop, calls=fused", "negate(y)"))
+    _, text = run("hlo", str(path), "--json", "--fused")
+    (op,) = json.loads(text)["operands"]
+    assert op["maps"] == [None]
+    assert op["reasons"][0].startswith("w (while): its body runs a number of times known only")
+    _, text = run("hlo", str(path), "--input-to-output", "--operand", "0", "--fused", "--json")
+    record = json.loads(text)
+    assert record["maps"] == [None]
+    assert record["reasons"][0].startswith("w (while)")
+
+
+def test_an_op_without_indexing_says_which_direction() -> None:
+    text = "p = f32[4] parameter(0)\nROOT c = f32[4] cholesky(p), lower=true"
+    ((m,),) = out_to_in(text)
+    assert isinstance(m, Unknown)
+    assert m.reason == "c (cholesky): no output-to-input indexing is modelled for cholesky"

@@ -143,7 +143,7 @@ class HloText(Target):
         n = 0
         for maps in per:  # type: ignore[attr-defined]
             for m in maps:
-                if m is None:
+                if not m:  # unknown indexing
                     continue
                 text = print_map(m)
                 if len(text) < 5000 and parse_map(text) != m:

@@ -7,8 +7,9 @@ contributes to. Range variables ``s`` enumerate many elements (a reduction), run
 variables ``rt`` stand for values known only when the program runs (a dynamic offset).
 
 Maps are returned per operand (or per output) as a tuple of maps, a *set* that is
-usually one map; ``None`` in it means the indexing is unknown (an op or a direction
-XLA does not model either). Maps are built, not simplified: callers simplify.
+usually one map; an :class:`Unknown` in it means the indexing is unknown (an op, a
+form or a direction no map models exactly), and says why. Maps are built, not
+simplified: callers simplify.
 
 Shapes and attributes are checked before any index is used, so a malformed
 instruction raises :class:`~quorem.engine.indexing.hlo.HloError` naming its line.
@@ -19,7 +20,7 @@ from __future__ import annotations
 import dataclasses
 import re
 from collections.abc import Callable, Sequence
-from typing import Final
+from typing import Final, Literal
 
 from quorem.engine.indexing.compose import compose
 from quorem.engine.indexing.hlo import ConvLabels, Instruction, PadDim, Shape, WindowDim
@@ -31,6 +32,7 @@ from quorem.engine.term import Term, as_term, maximum, minimum
 __all__ = [
     "ELEMENTWISE",
     "OperandMaps",
+    "Unknown",
     "input_to_output",
     "operand_output_id",
     "output_to_input",
@@ -40,8 +42,24 @@ __all__ = [
     "scalar_write_map",
 ]
 
-OperandMaps = tuple[IndexingMap | None, ...]
-UNKNOWN: Final[OperandMaps] = (None,)
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Unknown:
+    """Unknown indexing: no map is given, and ``reason`` says why.
+
+    The reason names the instruction and what it lacks (an opaque custom-call target, a
+    loop whose trip count is data, a form no map models), so a user sees what blocks a
+    composition, not only that something does. It is falsy, as the ``None`` it
+    replaces was: ``[m for m in maps if m]`` keeps the known maps.
+    """
+
+    reason: str
+
+    def __bool__(self) -> Literal[False]:
+        return False
+
+
+OperandMaps = tuple[IndexingMap | Unknown, ...]
 
 # Ops whose output element i reads element i of each operand (a scalar operand, as
 # `select` and `clamp` allow, is read whole).
@@ -253,6 +271,10 @@ class _Ctx:
     def error(self, reason: str) -> Exception:
         return self.inst.error(reason)
 
+    def unknown(self, reason: str) -> OperandMaps:
+        """One unknown map, its reason naming this instruction."""
+        return (Unknown(f"{self.inst.name} ({self.inst.opcode}): {reason}"),)
+
     def out(self, output_id: int = 0) -> Shape:
         arrays = self.inst.shape.arrays()
         if not 0 <= output_id < len(arrays):
@@ -316,15 +338,21 @@ def _bitcast_convert_out(c: _Ctx, k: int) -> list[OperandMaps]:
     # disappears, which is not modelled.
     c.n_args(1)
     if c.arg(0).dims != c.out().dims:
-        return [UNKNOWN]
+        return [c.unknown(_WIDTH_CHANGE)]
     return _elementwise_out(c, k)
 
 
 def _bitcast_convert_in(c: _Ctx, i: int) -> list[OperandMaps]:
     c.n_args(1)
     if c.arg(0).dims != c.out().dims:
-        return [UNKNOWN]
+        return [c.unknown(_WIDTH_CHANGE)]
     return _elementwise_in(c, i)
+
+
+_WIDTH_CHANGE: Final = (
+    "between element types of different widths a dimension appears or disappears, "
+    "which no map models"
+)
 
 
 def _elementwise_in(c: _Ctx, i: int) -> list[OperandMaps]:
@@ -672,7 +700,7 @@ def _reduce_window_out(c: _Ctx, k: int) -> list[OperandMaps]:
     if n == 0 or len(c.operands) != 2 * n:
         raise c.error("expects inputs followed by as many init values")
     if not _window_ok(c):
-        return [UNKNOWN] * len(c.operands)
+        return [_window_unknown(c)] * len(c.operands)
     src = c.arg(0).dims
     window = c.inst.window()
     if len(window) != len(src):
@@ -709,6 +737,11 @@ def _reduce_window_out(c: _Ctx, k: int) -> list[OperandMaps]:
 def _window_ok(c: _Ctx) -> bool:
     """Whether every field of ``window=`` is one indexing reads (else: unknown indexing)."""
     return "window" not in c.inst.attrs or not c.inst.window_unknown_fields()
+
+
+def _window_unknown(c: _Ctx) -> OperandMaps:
+    fields = ", ".join(c.inst.window_unknown_fields())
+    return c.unknown(f"window= has field(s) {fields} that no map models")
 
 
 def _windowed_extent(n: int, w: WindowDim) -> int:
@@ -783,7 +816,7 @@ def _conv_out(c: _Ctx, k: int) -> list[OperandMaps]:
     as XLA's map does: more than the op reads, never less.
     """
     if not _window_ok(c):
-        return [UNKNOWN, UNKNOWN]
+        return [_window_unknown(c)] * 2
     lab, window, fgc, bgc = _conv_check(c)
     lhs, rhs, out = c.arg(0).dims, c.arg(1).dims, c.out().dims
     rank, ns = len(out), len(window)
@@ -1192,6 +1225,12 @@ def _scan_check(c: _Ctx) -> tuple[int, int, int, bool] | None:
     return n_in, n_out, arrays[0][0], reverse
 
 
+_SCAN_FORM: Final = (
+    "only a scan of rank-1 inputs along dimension 0 with scalar carries is modelled "
+    "(its body may mix the other dimensions)"
+)
+
+
 def _scan_out(c: _Ctx, k: int) -> list[OperandMaps]:
     """Scan along dimension 0: output ``d`` depends on the inputs up to ``d``.
 
@@ -1203,7 +1242,7 @@ def _scan_out(c: _Ctx, k: int) -> list[OperandMaps]:
     """
     shape = _scan_check(c)
     if shape is None:
-        return [UNKNOWN] * len(c.operands)
+        return [c.unknown(_SCAN_FORM)] * len(c.operands)
     n_in, n_out, length, reverse = shape
     c.out(k)
     carries = len(c.operands) - n_in
@@ -1232,7 +1271,7 @@ def _scan_in(c: _Ctx, i: int) -> list[OperandMaps]:
     """
     shape = _scan_check(c)
     if shape is None:
-        return [UNKNOWN] * len(c.outputs())
+        return [c.unknown(_SCAN_FORM)] * len(c.outputs())
     n_in, n_out, length, reverse = shape
     carries = len(c.outputs()) - n_out
     bound = (0, length - 1)
@@ -1309,12 +1348,35 @@ def _pad_in(c: _Ctx, i: int) -> list[OperandMaps]:
     return _one(IndexingMap.build(bounds, results))
 
 
+# Why ops without a map have none. Any other op: no indexing is modelled for it.
+_WHY_UNKNOWN: Final = {
+    "custom-call": "its target ({target}) is opaque code: what it reads is not in the HLO",
+    "while": "its body runs a number of times known only at run time, each iteration "
+    "reading the carry the last one wrote",
+    "conditional": "which branch runs is known only at run time",
+    "rng": "it reads no operand elementwise (its operands are distribution parameters)",
+    "rng-bit-generator": "its output comes from the generator state as a whole",
+    "infeed": "its values come from outside the program",
+    "outfeed": "it sends values out of the program",
+    "after-all": "it orders side effects and carries no values",
+}
+
+
+def _why_unknown(c: _Ctx, direction: str) -> OperandMaps:
+    op = c.inst.opcode
+    why = _WHY_UNKNOWN.get(op)
+    if why is None:
+        return c.unknown(f"no {direction} indexing is modelled for {op}")
+    target = c.inst.attrs.get("custom_call_target", "?").strip('"')
+    return c.unknown(why.format(target=target[:80]))
+
+
 def _unknown_out(c: _Ctx, k: int) -> list[OperandMaps]:
-    return [UNKNOWN] * len(c.operands)
+    return [_why_unknown(c, "output-to-input")] * len(c.operands)
 
 
 def _unknown_in(c: _Ctx, i: int) -> list[OperandMaps]:
-    return [UNKNOWN] * len(c.outputs())
+    return [_why_unknown(c, "input-to-output")] * len(c.outputs())
 
 
 _Fn = Callable[[_Ctx, int], list[OperandMaps]]
@@ -1381,7 +1443,7 @@ def output_to_input(
 
     ``operands`` are the instructions defining the operands (their shapes, and integer
     constants used as dynamic offsets, are read). Ops with no operands give ``[]``;
-    unsupported ops give ``(None,)`` per operand. Fusions are handled by
+    unsupported ops give an :class:`Unknown` map per operand. Fusions are handled by
     :mod:`quorem.engine.indexing.hlo_indexing`. Raises ``HloError`` on inconsistent
     shapes or attributes. ``lookup`` gives the instruction of a name in the same
     computation: runtime offsets are traced through it to constants and iotas.
@@ -1398,7 +1460,7 @@ def input_to_output(
 ) -> list[OperandMaps]:
     """Per output, the maps from an index of operand ``operand_id`` to that output.
 
-    Unsupported ops and directions give ``(None,)`` per output; an output the operand
+    Unsupported ops and directions give an :class:`Unknown` map per output; an output the operand
     does not reach (another element of a ``tuple``) gets ``()``. Raises ``HloError``
     when there is no such operand or on inconsistent shapes or attributes.
     """
