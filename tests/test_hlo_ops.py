@@ -8,20 +8,36 @@ prints.
 from __future__ import annotations
 
 import json
+import random
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from quorem.engine.indexing.hlo import HloError, parse_hlo
 from quorem.engine.indexing.hlo_indexing import (
     Unknown,
     fused_input_to_output,
     fused_output_to_input,
+    input_to_output,
+    output_to_input,
 )
 from test_hlo_cli import run
 from test_hlo_indexing import (
+    PROPS,
+    Index,
+    Reads,
     assert_maps,
+    box,
+    check_op,
+    dims_st,
+    hlo,
     in_to_out,
+    ints,
+    map_reads,
     out_to_in,
+    shape_text,
 )
 
 # ---------------------------------------------------------------------------- call
@@ -135,3 +151,95 @@ def test_an_op_without_indexing_says_which_direction() -> None:
     ((m,),) = out_to_in(text)
     assert isinstance(m, Unknown)
     assert m.reason == "c (cholesky): no output-to-input indexing is modelled for cholesky"
+
+
+# ---------------------------------------------------------------------------- all-reduce
+@PROPS
+@given(dims_st, st.integers(1, 3))
+def test_all_reduce_property(dims: list[int], n: int) -> None:
+    # Simulate: output k at d sums operand k at d over the devices (every device's
+    # operand has this shape and is read at d).
+    ops = [f"p{i} = {shape_text(dims)} parameter({i})" for i in range(n)]
+    args = ", ".join(f"p{i}" for i in range(n))
+    shape = shape_text(dims) if n == 1 else "(" + ", ".join([shape_text(dims)] * n) + ")"
+    text = hlo(
+        *ops,
+        f"ROOT ar = {shape} all-reduce({args}), channel_id=1, replica_groups={{{{0,1}}}}, "
+        "use_global_device_ids=true, to_apply=add",
+    )
+    module = parse_hlo(text)
+    comp = module.entry
+    for k in range(n):
+        per_operand = output_to_input(module, comp, comp.root, k)
+        for o in box(dims):
+            got = {(i, x) for i, ms in enumerate(per_operand) for m in ms for x in map_reads(m, o)}
+            assert got == {(k, o)}
+        per_output = input_to_output(module, comp, comp.root, k)
+        for x in box(dims):
+            got = {(j, o) for j, ms in enumerate(per_output) for m in ms for o in map_reads(m, x)}
+            assert got == {(k, x)}
+
+
+# ---------------------------------------------------------------------------- sort, topk
+def sort_reads(dims: Sequence[int], axis: int, rng: random.Random) -> Reads:
+    """Which operand-0 elements each output of a sort along ``axis`` depends on, by running it.
+
+    Sorts random distinct keys row by row, then raises (and lowers) each key past every
+    other and records the outputs that change: an output depends on an element when some
+    change of that element changes it.
+    """
+    keys = {x: rng.random() for x in box(dims)}
+
+    def run(data: dict[Index, float]) -> dict[Index, float]:
+        out: dict[Index, float] = {}
+        for x in box(dims):
+            if x[axis] == 0:
+                row = [
+                    tuple(s if j == axis else v for j, v in enumerate(x)) for s in range(dims[axis])
+                ]
+                for y, value in zip(row, sorted(data[r] for r in row), strict=True):
+                    out[y] = value
+        return out
+
+    base = run(keys)
+    ref: Reads = {o: set() for o in box(dims)}
+    for x in box(dims):
+        for extreme in (2.0, -1.0):
+            changed = run({**keys, x: extreme})
+            for o in box(dims):
+                if changed[o] != base[o]:
+                    ref[o].add((0, x))
+    return ref
+
+
+@PROPS
+@given(dims_st, st.integers(1, 2), st.data())
+def test_sort_property(dims: list[int], n: int, data: st.DataObject) -> None:
+    axis = data.draw(st.integers(0, len(dims) - 1))
+    ref = sort_reads(dims, axis, random.Random(data.draw(st.integers(0, 2**32))))
+    # The other operands are carried along by the permutation the comparator picks, and
+    # the comparator may read them too: each output depends on their whole row as well.
+    for o in box(dims):
+        row = [tuple(s if j == axis else x for j, x in enumerate(o)) for s in range(dims[axis])]
+        ref[o] |= {(i, y) for i in range(1, n) for y in row}
+    shapes = ", ".join([shape_text(dims)] * n)
+    text = hlo(
+        *(f"p{i} = {shape_text(dims)} parameter({i})" for i in range(n)),
+        f"ROOT s = {shape_text(dims) if n == 1 else '(' + shapes + ')'} "
+        f"sort({', '.join(f'p{i}' for i in range(n))}), dimensions={{{axis}}}, "
+        "is_stable=true, to_apply=cmp",
+    )
+    check_op(text, ref, dims, [dims] * n)
+
+
+@PROPS
+@given(dims_st, st.data())
+def test_topk_property(dims: list[int], data: st.DataObject) -> None:
+    k = data.draw(st.integers(0, dims[-1]))
+    out = [*dims[:-1], k]
+    ref: Reads = {o: {(0, (*o[:-1], s)) for s in range(dims[-1])} for o in box(out)}
+    text = hlo(
+        f"p0 = {shape_text(dims)} parameter(0)",
+        f"ROOT t = ({shape_text(out)}, s32[{ints(out)}]) topk(p0), k={k}, largest=true",
+    )
+    check_op(text, ref, out, [dims])

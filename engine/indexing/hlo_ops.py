@@ -1288,6 +1288,129 @@ def _scan_in(c: _Ctx, i: int) -> list[OperandMaps]:
     return _copies(later, n_out) + _copies(scalar_read_map([length]), carries)
 
 
+# ---------------------------------------------------------------------------- collectives, sort
+def _all_reduce_check(c: _Ctx) -> None:
+    outs = c.outputs()
+    if not c.operands or len(outs) != len(c.operands):
+        raise c.error(f"has {len(c.operands)} operands for {len(outs)} outputs")
+    for i, out in enumerate(outs):
+        c.same_dims(f"operand {i} ({c.operands[i].name})", c.arg(i).dims, out.dims)
+
+
+def _all_reduce_out(c: _Ctx, k: int) -> list[OperandMaps]:
+    """All-reduce: output ``k`` at ``d`` combines operand ``k`` at ``d`` over the devices.
+
+    Every participant's operand is read at the same index, so on the operand the map is
+    the identity (XLA's ComputeOutputToInputCwiseOpIndexing, which it applies to
+    all-reduce: "for a single device, all-reduce is an elementwise op"). A variadic
+    all-reduce reduces each operand on its own: output ``k`` reads operand ``k`` only.
+    """
+    _all_reduce_check(c)
+    out = c.out(k).dims
+    return [(identity_map(out),) if i == k else () for i in range(len(c.operands))]
+
+
+def _all_reduce_in(c: _Ctx, i: int) -> list[OperandMaps]:
+    """The inverse of :func:`_all_reduce_out` (XLA's ComputeInputToOutputCwiseOpIndexing)."""
+    _all_reduce_check(c)
+    dims = c.arg(i).dims
+    return [(identity_map(dims),) if k == i else () for k in range(len(c.outputs()))]
+
+
+def _sort_check(c: _Ctx) -> tuple[int, tuple[int, ...]]:
+    if not c.operands:
+        raise c.error("needs an operand")
+    dims = c.arg(0).dims
+    axes = c.dims_attr("dimensions", len(dims))
+    if len(axes) != 1:
+        raise c.error("dimensions= must name the one sorted dimension")
+    axis = axes[0]
+    outs = c.outputs()
+    if len(outs) != len(c.operands):
+        raise c.error(f"has {len(c.operands)} operands for {len(outs)} outputs")
+    for i, out in enumerate(outs):
+        c.same_dims(f"operand {i} ({c.operands[i].name})", c.arg(i).dims, dims)
+        c.same_dims(f"output {i}", out.dims, dims)
+    return axis, dims
+
+
+def _along(axis: int, by: Term) -> Callable[[list[Term]], list[Term]]:
+    """An index with its ``axis`` component replaced by ``by``."""
+    return lambda d: [by if j == axis else x for j, x in enumerate(d)]
+
+
+def _sort_out(c: _Ctx, k: int) -> list[OperandMaps]:
+    """Sort: output element ``d`` is the ``d[axis]``-th of its row in the sorted order.
+
+    Which element lands there depends on every element of the row, in every operand (the
+    comparator may read them all): each operand is read along the sorted dimension
+    whole, a range variable, with the other dimensions equal. XLA has no sort indexing
+    (unknown); this map is the exact set of elements an output element depends on.
+    """
+    axis, dims = _sort_check(c)
+    c.out(k)
+
+    def results(d: list[Term], s: list[Term], rt: list[Term]) -> list[Term]:
+        return _along(axis, s[0])(d)
+
+    m = IndexingMap.build(_box(dims), results, range_vars=[(0, dims[axis] - 1)])
+    return _copies(m, len(c.operands))
+
+
+def _sort_in(c: _Ctx, i: int) -> list[OperandMaps]:
+    """The inverse of :func:`_sort_out`: an element reaches its whole row of every output."""
+    axis, dims = _sort_check(c)
+
+    def results(d: list[Term], s: list[Term], rt: list[Term]) -> list[Term]:
+        return _along(axis, s[0])(d)
+
+    m = IndexingMap.build(_box(dims), results, range_vars=[(0, dims[axis] - 1)])
+    return _copies(m, len(c.outputs()))
+
+
+def _topk_check(c: _Ctx) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    c.n_args(1)
+    src = c.arg(0).dims
+    outs = c.outputs()
+    if not src or len(outs) != 2:
+        raise c.error("expects an operand of rank >= 1 and a (values, indices) tuple")
+    k = c.inst.int_attr("k")
+    if not 0 <= k <= src[-1]:
+        raise c.error(f"k={k} must be within [0, {src[-1]}], the last dimension")
+    want = [*src[:-1], k]
+    for j, out in enumerate(outs):
+        c.same_dims(f"output {j}", out.dims, want)
+    return src, tuple(want)
+
+
+def _topk_out(c: _Ctx, k: int) -> list[OperandMaps]:
+    """TopK along the last dimension: output ``(b..., j)`` depends on the whole row ``b``.
+
+    The ``j``-th largest element (and its index) of row ``b``: the operand is read at
+    ``(b..., s)`` for every ``s``, a range variable. XLA has no topk indexing (unknown).
+    """
+    src, out = _topk_check(c)
+    c.out(k)
+    last = len(src) - 1
+
+    def results(d: list[Term], s: list[Term], rt: list[Term]) -> list[Term]:
+        return _along(last, s[0])(d)
+
+    return _one(IndexingMap.build(_box(out), results, range_vars=[(0, src[-1] - 1)]))
+
+
+def _topk_in(c: _Ctx, i: int) -> list[OperandMaps]:
+    """The inverse of :func:`_topk_out`: an element reaches every output of its row."""
+    src, out = _topk_check(c)
+    last = len(src) - 1
+
+    def results(d: list[Term], s: list[Term], rt: list[Term]) -> list[Term]:
+        return _along(last, s[0])(d)
+
+    m = IndexingMap.build(_box(src), results, range_vars=[(0, out[-1] - 1)])
+    return _copies(m, 2)
+
+
 def _tuple_out(c: _Ctx, k: int) -> list[OperandMaps]:
     out = c.out(k).dims
     if len(c.operands) != len(c.outputs()):
@@ -1380,6 +1503,7 @@ def _unknown_in(c: _Ctx, i: int) -> list[OperandMaps]:
 
 
 _Fn = Callable[[_Ctx, int], list[OperandMaps]]
+_ALL_REDUCE: Final = ("all-reduce", "all-reduce-start", "all-reduce-done")
 _OUT_TO_IN: Final[dict[str, _Fn]] = {
     **dict.fromkeys(ELEMENTWISE, _elementwise_out),
     "bitcast-convert": _bitcast_convert_out,
@@ -1403,6 +1527,9 @@ _OUT_TO_IN: Final[dict[str, _Fn]] = {
     "pad": _pad_out,
     "tuple": _tuple_out,
     "get-tuple-element": _gte,
+    **dict.fromkeys(_ALL_REDUCE, _all_reduce_out),
+    "sort": _sort_out,
+    "topk": _topk_out,
 }
 _IN_TO_OUT: Final[dict[str, _Fn]] = {
     **dict.fromkeys(ELEMENTWISE, _elementwise_in),
@@ -1422,6 +1549,9 @@ _IN_TO_OUT: Final[dict[str, _Fn]] = {
     "pad": _pad_in,
     "tuple": _tuple_in,
     "get-tuple-element": _gte,
+    **dict.fromkeys(_ALL_REDUCE, _all_reduce_in),
+    "sort": _sort_in,
+    "topk": _topk_in,
 }
 
 
