@@ -7,6 +7,7 @@ prints.
 
 from __future__ import annotations
 
+import itertools
 import json
 import random
 from collections.abc import Sequence
@@ -243,3 +244,35 @@ def test_topk_property(dims: list[int], data: st.DataObject) -> None:
         f"ROOT t = ({shape_text(out)}, s32[{ints(out)}]) topk(p0), k={k}, largest=true",
     )
     check_op(text, ref, out, [dims])
+
+
+# ---------------------------------------------------------------------------- dynamic-slice
+@PROPS
+@given(st.data())
+def test_dynamic_slice_property(data: st.DataObject) -> None:
+    src = data.draw(st.lists(st.integers(1, 4), min_size=1, max_size=2))
+    sizes = [data.draw(st.integers(1, n)) for n in src]
+    # Per dimension, a constant offset (possibly out of range: the op clamps it) or a
+    # parameter (any value at run time).
+    consts = [data.draw(st.none() | st.integers(-2, 6)) for _ in src]
+    lines = [f"p0 = {shape_text(src)} parameter(0)"]
+    params = itertools.count(1)
+    for j, v in enumerate(consts):
+        value = f"parameter({next(params)})" if v is None else f"constant({v})"
+        lines.append(f"o{j} = s32[] {value}")
+    offsets = ", ".join(f"o{j}" for j in range(len(src)))
+    lines.append(
+        f"ROOT ds = {shape_text(sizes)} dynamic-slice(p0, {offsets}), "
+        f"dynamic_slice_sizes={{{ints(sizes)}}}"
+    )
+    # Simulate every run: each offset clamped to [0, n - size]; a parameter takes any value.
+    choices = [
+        range(n - k + 1) if v is None else [min(max(v, 0), n - k)]
+        for v, n, k in zip(consts, src, sizes, strict=True)
+    ]
+    ref: Reads = {}
+    for o in box(sizes):
+        ref[o] = {(1 + j, ()) for j in range(len(src))}
+        for start in itertools.product(*choices):
+            ref[o].add((0, tuple(x + a for x, a in zip(o, start, strict=True))))
+    check_op(hlo(*lines), ref, sizes, [src] + [[]] * len(src))

@@ -695,17 +695,17 @@ def _reduce_in(c: _Ctx, i: int) -> list[OperandMaps]:
     return _copies(IndexingMap.build(_box(src), lambda d, s, rt: [d[j] for j in free]), n)
 
 
-def _reduce_window_out(c: _Ctx, k: int) -> list[OperandMaps]:
+def _reduce_window_check(
+    c: _Ctx,
+) -> tuple[int, tuple[int, ...], tuple[WindowDim, ...], list[PadDim], tuple[int, ...]]:
+    """``(inputs, input dims, window, pads, output dims)`` of a reduce-window."""
     n = len(c.operands) // 2
     if n == 0 or len(c.operands) != 2 * n:
         raise c.error("expects inputs followed by as many init values")
-    if not _window_ok(c):
-        return [_window_unknown(c)] * len(c.operands)
     src = c.arg(0).dims
     window = c.inst.window()
     if len(window) != len(src):
         raise c.error(f"window= has {len(window)} dimensions, the input has rank {len(src)}")
-    out = c.out(k).dims
     for i in range(n):
         c.same_dims(f"input {i} ({c.operands[i].name})", c.arg(i).dims, src)
         c.same_dims(f"init value {i} ({c.operands[n + i].name})", c.arg(n + i).dims, ())
@@ -717,6 +717,15 @@ def _reduce_window_out(c: _Ctx, k: int) -> list[OperandMaps]:
         want.append((padded - extent) // w.stride + 1 if padded >= extent else 0)
     for j in range(len(c.outputs())):
         c.same_dims(f"output {j}", c.out(j).dims, want)
+    return n, src, window, pads, tuple(want)
+
+
+def _reduce_window_out(c: _Ctx, k: int) -> list[OperandMaps]:
+    """XLA's ComputeOutputToInputReduceWindowOpIndexing: the window over the padded input."""
+    if not _window_ok(c):
+        return [_window_unknown(c)] * len(c.operands)
+    n, src, window, pads, out = _reduce_window_check(c)
+    c.out(k)
     # Windows of size 1 need no range variable (XLA does the same).
     wide = [j for j, w in enumerate(window) if w.size > 1]
 
@@ -732,6 +741,55 @@ def _reduce_window_out(c: _Ctx, k: int) -> list[OperandMaps]:
     # Windowing reads the padded (and base-dilated) input, which pad indexing maps back.
     m = compose(windowed, pad_map(src, pads))
     return _copies(m, n) + _copies(scalar_read_map(out), n)
+
+
+def _reduce_window_in(c: _Ctx, i: int) -> list[OperandMaps]:
+    """Input ``x`` reaches each window position whose window covers it.
+
+    The inverse of :func:`_reduce_window_out` (XLA gives none). Input ``x`` sits at
+    padded position ``p = x*base_dilation + pad_lo``; window position ``o`` covers
+    ``o*stride + w*window_dilation`` for window index ``w``, so ``x`` reaches
+    ``o = (p - w*window_dilation) / stride`` for each ``w`` (a range variable) where the
+    division is exact and ``o`` is a position of the output (constraints). Every input
+    of a variadic reduce-window reaches every output; an init value reaches all of them.
+    """
+    if not _window_ok(c):
+        return [_window_unknown(c)] * len(c.outputs())
+    n, src, window, _, out = _reduce_window_check(c)
+    if i >= n:
+        return _copies(scalar_write_map(out), len(c.outputs()))
+    wide = [j for j, w in enumerate(window) if w.size > 1]
+
+    def starts(d: list[Term], s: list[Term]) -> list[Term]:
+        """Per dimension, the window position times the stride."""
+        return [
+            d[j] * w.base_dilation
+            + w.pad_lo
+            - (s[wide.index(j)] * w.window_dilation if j in wide else 0)
+            for j, w in enumerate(window)
+        ]
+
+    def results(d: list[Term], s: list[Term], rt: list[Term]) -> list[Term]:
+        return [
+            x // w.stride if w.stride != 1 else x
+            for x, w in zip(starts(d, s), window, strict=True)
+        ]
+
+    def constraints(d: list[Term], s: list[Term], rt: list[Term]) -> list[tuple[Term, int, int]]:
+        cons: list[tuple[Term, int, int]] = []
+        for x, w, m in zip(starts(d, s), window, out, strict=True):
+            cons.append((x, 0, (m - 1) * w.stride))
+            if w.stride != 1:
+                cons.append((x % w.stride, 0, 0))
+        return cons
+
+    m = IndexingMap.build(
+        _box(src),
+        results,
+        range_vars=[(0, window[j].size - 1) for j in wide],
+        constraints=constraints,
+    )
+    return _copies(m, len(c.outputs()))
 
 
 def _window_ok(c: _Ctx) -> bool:
@@ -1019,7 +1077,9 @@ def _rt_terms(fixed: list[Term | None], rt: list[Term]) -> list[Term]:
     return [next(it) if v is None else v for v in fixed]
 
 
-def _dynamic_slice_out(c: _Ctx, k: int) -> list[OperandMaps]:
+def _dynamic_slice_check(
+    c: _Ctx,
+) -> tuple[tuple[int, ...], tuple[int, ...], list[tuple[int, int]], list[str], list[Term | None]]:
     if not c.operands:
         raise c.error("needs an operand")
     src = c.arg(0).dims
@@ -1032,12 +1092,41 @@ def _dynamic_slice_out(c: _Ctx, k: int) -> list[OperandMaps]:
     if any(s > n for s, n in zip(sizes, src, strict=True)):
         raise c.error(f"slice sizes [{_dims(sizes)}] exceed the operand [{_dims(src)}]")
     rt_bounds, sources, consts = _offsets(c, 1, src, sizes)
+    return src, out, rt_bounds, sources, consts
+
+
+def _dynamic_slice_out(c: _Ctx, k: int) -> list[OperandMaps]:
+    """XLA's ComputeOutputToInputDynamicSliceOpIndexing: ``d + offset``, offsets rt vars."""
+    src, out, rt_bounds, sources, consts = _dynamic_slice_check(c)
 
     def results(d: list[Term], s: list[Term], rt: list[Term]) -> list[Term]:
         return [x + o for x, o in zip(d, _rt_terms(consts, rt), strict=True)]
 
     m = IndexingMap.build(_box(out), results, rt_vars=rt_bounds, rt_sources=sources)
     return _copies(m, 1) + _copies(scalar_read_map(out), len(src))
+
+
+def _dynamic_slice_in(c: _Ctx, i: int) -> list[OperandMaps]:
+    """Operand index ``x`` reaches output ``x - offset`` where that is inside the slice.
+
+    The inverse of :func:`_dynamic_slice_out` (XLA gives none): the same runtime
+    variables (or fixed offsets), with ``0 <= x - offset < size`` as constraints. An
+    offset operand reaches every output element.
+    """
+    src, out, rt_bounds, sources, consts = _dynamic_slice_check(c)
+    if i > 0:
+        return _one(scalar_write_map(out))
+
+    def results(d: list[Term], s: list[Term], rt: list[Term]) -> list[Term]:
+        return [x - o for x, o in zip(d, _rt_terms(consts, rt), strict=True)]
+
+    def constraints(d: list[Term], s: list[Term], rt: list[Term]) -> list[tuple[Term, int, int]]:
+        return [(r, 0, n - 1) for r, n in zip(results(d, s, rt), out, strict=True)]
+
+    m = IndexingMap.build(
+        _box(src), results, rt_vars=rt_bounds, rt_sources=sources, constraints=constraints
+    )
+    return _one(m)
 
 
 def _dus_check(
@@ -1546,6 +1635,8 @@ _IN_TO_OUT: Final[dict[str, _Fn]] = {
     "scan": _scan_in,
     "reduce": _reduce_in,
     "dynamic-update-slice": _dus_in,
+    "dynamic-slice": _dynamic_slice_in,
+    "reduce-window": _reduce_window_in,
     "pad": _pad_in,
     "tuple": _tuple_in,
     "get-tuple-element": _gte,
