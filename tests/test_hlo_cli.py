@@ -110,8 +110,7 @@ def test_tuple_outputs_and_unknown_maps(tmp_path: Path) -> None:
         "  (d0, d1) -> (d1), domain: d0 in [0, 255], d1 in [0, 9]",
     ]
     path.write_text(
-        "p0 = f32[8] parameter(0)\n"
-        'ROOT r = f32[4] custom-call(p0), custom_call_target="halve"\n'
+        'p0 = f32[8] parameter(0)\nROOT r = f32[4] custom-call(p0), custom_call_target="halve"\n'
     )
     _, text = run("hlo", str(path), "--input-to-output", "--operand", "0", "--json")
     assert json.loads(text)["maps"] == [None]

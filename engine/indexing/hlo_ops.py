@@ -1173,63 +1173,216 @@ def _dus_in(c: _Ctx, i: int) -> list[OperandMaps]:
     return _one(IndexingMap.build(_box(upd), results, rt_vars=rt_bounds, rt_sources=sources))
 
 
-def _gather_out(c: _Ctx, k: int) -> list[OperandMaps]:
-    # Only the canonical form GatherSimplifier produces, as XLA.
+@dataclasses.dataclass(frozen=True, slots=True)
+class _Gather:
+    """A gather's dimension numbers, in any form (GatherSimplifier's or JAX's).
+
+    ``starts[k]`` is the operand dimension index-vector component ``k`` starts;
+    ``batch`` the output dimensions that are not offset dimensions, in order, matching
+    ``idx_batch``, the dimensions of the indices other than ``ivd``; ``offsets[j]`` the
+    operand dimension output dimension ``offset_dims[j]`` walks; ``batching`` pairs an
+    operand batching dimension with the position in ``batch`` its index comes from.
+    """
+
+    src: tuple[int, ...]
+    idx: tuple[int, ...]
+    out: tuple[int, ...]
+    ivd: int
+    starts: list[int]
+    sizes: tuple[int, ...]
+    offset_dims: list[int]
+    offsets: list[int]
+    batch: list[int]
+    idx_batch: list[int]
+    batching: list[tuple[int, int]]
+
+    def idx_index(self, d: Sequence[Term], k: Term | None) -> list[Term]:
+        """The indices' index of output index ``d``'s start vector, component ``k``."""
+        res = [d[b] for b in self.batch]
+        if k is not None:
+            res.insert(self.ivd, k)
+        return res
+
+
+def _gather_check(c: _Ctx) -> _Gather:
     c.n_args(2)
     src, idx, out = c.arg(0).dims, c.arg(1).dims, c.out().dims
     r = len(src)
-    if len(idx) != 2 or c.inst.int_attr("index_vector_dim") != 1:
-        raise c.error(
-            "only simplified gathers are supported: indices [N, K] with index_vector_dim=1"
-        )
-    if c.inst.int_list("offset_dims") != tuple(range(1, r + 1)):
-        raise c.error(f"only simplified gathers are supported: offset_dims={{1..{r}}}")
-    for name in ("collapsed_slice_dims", "operand_batching_dims", "start_indices_batching_dims"):
-        if c.inst.int_list(name, ()):
-            raise c.error(f"only simplified gathers are supported: {name} must be empty")
-    start = c.dims_attr("start_index_map", r)
-    if len(start) != idx[1]:
-        raise c.error(f"start_index_map has {len(start)} entries, the index vectors {idx[1]}")
+    ivd = c.inst.int_attr("index_vector_dim")
+    if not 0 <= ivd <= len(idx):
+        raise c.error(f"index_vector_dim={ivd} must be within [0, {len(idx)}]")
+    vector = idx[ivd] if ivd < len(idx) else 1
+    starts = c.dims_attr("start_index_map", r)
+    if len(starts) != vector:
+        raise c.error(f"start_index_map has {len(starts)} entries, the index vectors {vector}")
+    collapsed = c.dims_attr("collapsed_slice_dims", r, ())
+    obatch = c.dims_attr("operand_batching_dims", r, ())
+    ibatch = c.dims_attr("start_indices_batching_dims", len(idx), ())
+    if len(obatch) != len(ibatch) or ivd in ibatch or set(collapsed) & set(obatch):
+        raise c.error("operand and start_indices batching dims must pair up, apart from the rest")
     sizes = c.inst.int_list("slice_sizes")
-    if len(sizes) != r or any(not 0 <= s <= n for s, n in zip(sizes, src, strict=True)):
+    if len(sizes) != r or any(not 0 <= k <= n for k, n in zip(sizes, src, strict=True)):
         raise c.error(f"slice_sizes must give {r} sizes within [{_dims(src)}]")
-    c.same_dims("the output", out, [idx[0], *sizes])
+    if any(sizes[j] > 1 for j in (*collapsed, *obatch)):
+        raise c.error("collapsed and batching dimensions must have slice size 1")
+    offsets = [j for j in range(r) if j not in collapsed and j not in obatch]
+    offset_dims = c.dims_attr("offset_dims", len(out))
+    if offset_dims != sorted(offset_dims) or len(offset_dims) != len(offsets):
+        raise c.error(
+            f"offset_dims must list {len(offsets)} increasing output dims (one per operand "
+            "dimension neither collapsed nor batching)"
+        )
+    batch = [j for j in range(len(out)) if j not in offset_dims]
+    idx_batch = [j for j in range(len(idx)) if j != ivd]
+    want = [0] * len(out)
+    for j, o in zip(offsets, offset_dims, strict=True):
+        want[o] = sizes[j]
+    if len(batch) != len(idx_batch):
+        raise c.error(f"the output has {len(batch)} batch dims, the indices {len(idx_batch)}")
+    for b, j in zip(batch, idx_batch, strict=True):
+        want[b] = idx[j]
+    c.same_dims("the output", out, want)
+    batching = [(o, idx_batch.index(i)) for o, i in zip(obatch, ibatch, strict=True)]
+    for o, pos in batching:
+        if src[o] != idx[idx_batch[pos]]:
+            raise c.error(f"operand batching dim {o} and its indices dim differ in size")
+    return _Gather(
+        src, idx, out, ivd, starts, sizes, offset_dims, offsets, batch, idx_batch, batching
+    )
 
-    # Start index j comes from column start.index(j) of row d0 of the indices: fixed
-    # where constants or an iota give it (clamped as gather clamps), else a runtime
-    # variable.
+
+def _gather_starts(
+    c: _Ctx, g: _Gather
+) -> tuple[_Value | None, list[int], list[tuple[int, int]], list[str]]:
+    """The indices' value function, and the start components left runtime variables.
+
+    A component is fixed where constants or an iota give it at every output index (a
+    probe with the output's own variables), else a runtime variable in ``[0, n - size]``
+    (gather clamps a start so the slice stays inside), named by the indices' element.
+    """
     value = _value_fn(c, c.operands[1])
-    probe = IndexingMap.build(_box(out), lambda d, s, rt: list(d)).results
-    fixed = [
-        value is not None
-        and _fixed_value(value, [probe[0], as_term(n)], src[j] - sizes[j]) is not None
-        for n, j in enumerate(start)
-    ]
-    dyn = [j for j, f in zip(start, fixed, strict=True) if not f]
+    probe = IndexingMap.build(_box(g.out), lambda d, s, rt: list(d)).results
+    dyn: list[int] = []
+    for k, j in enumerate(g.starts):
+        comp = as_term(k) if g.ivd < len(g.idx) else None
+        if _fixed_value(value, g.idx_index(probe, comp), g.src[j] - g.sizes[j]) is None:
+            dyn.append(k)
+    bounds = [(0, g.src[g.starts[k]] - g.sizes[g.starts[k]]) for k in dyn]
+    names = []
+    for k in dyn:
+        where = [f"d{b}" for b in g.batch]
+        if g.ivd < len(g.idx):
+            where.insert(g.ivd, str(k))
+        names.append(f"{c.operands[1].name}[{', '.join(where)}] (operand 1 of {c.inst.name})")
+    return value, dyn, bounds, names
+
+
+def _gather_start(
+    g: _Gather, value: _Value | None, dyn: list[int], d: Sequence[Term], rt: Sequence[Term]
+) -> list[Term]:
+    """Per operand dimension, the start of the slice output index ``d`` lies in."""
+    res: list[Term] = [as_term(0)] * len(g.src)
+    for k, j in enumerate(g.starts):
+        if k in dyn:
+            res[j] = rt[dyn.index(k)]
+        else:
+            comp = as_term(k) if g.ivd < len(g.idx) else None
+            v = _fixed_value(value, g.idx_index(d, comp), g.src[j] - g.sizes[j])
+            assert v is not None  # as probed
+            res[j] = v
+    for o, pos in g.batching:
+        res[o] = d[g.batch[pos]]
+    return res
+
+
+def _gather_out(c: _Ctx, k: int) -> list[OperandMaps]:
+    """Gather, in any form: XLA's ComputeOutputToInputGatherOpIndexing, generalised.
+
+    XLA indexes only the form its GatherSimplifier produces (indices ``[N, K]``,
+    ``index_vector_dim=1``, every operand dimension an offset dimension) and rewrites
+    other gathers to it by reshaping and transposing the indices and the output. The
+    maps here are those of that rewrite composed: output index ``d`` reads the operand
+    at the slice start (component ``k`` of the index vector at ``d``'s batch
+    position, clamped; a runtime variable unless constants or an iota give it) plus
+    ``d``'s offset along the non-collapsed dimensions; batching dimensions (``vmap``)
+    read the operand at the batch index itself. The indices are read at ``d``'s batch
+    position, the whole index vector (a range variable).
+    """
+    g = _gather_check(c)
+    value, dyn, bounds, names = _gather_starts(c, g)
 
     def results(d: list[Term], s: list[Term], rt: list[Term]) -> list[Term]:
-        res: list[Term] = []
-        for j in range(r):
-            if j not in start:
-                res.append(d[1 + j])
-            elif j in dyn:
-                res.append(d[1 + j] + rt[dyn.index(j)])
-            else:
-                n = start.index(j)
-                v = _fixed_value(value, [d[0], as_term(n)], src[j] - sizes[j])
-                assert v is not None  # as probed
-                res.append(d[1 + j] + v)
-        return res
+        start = _gather_start(g, value, dyn, d, rt)
+        for j, o in zip(g.offsets, g.offset_dims, strict=True):
+            start[j] = start[j] + d[o]
+        return start
 
-    rt_bounds = [(0, src[j] - sizes[j]) for j in dyn]
-    names = [
-        f"{c.operands[1].name}[d0, {start.index(j)}] (operand 1 of {c.inst.name})" for j in dyn
-    ]
-    operand = IndexingMap.build(_box(out), results, rt_vars=rt_bounds, rt_sources=names)
+    operand = IndexingMap.build(_box(g.out), results, rt_vars=bounds, rt_sources=names)
+    vector = g.idx[g.ivd] if g.ivd < len(g.idx) else 0
     indices = IndexingMap.build(
-        _box(out), lambda d, s, rt: [d[0], s[0]], range_vars=[(0, idx[1] - 1)]
+        _box(g.out),
+        lambda d, s, rt: g.idx_index(d, s[0] if vector else None),
+        range_vars=[(0, vector - 1)] if vector else [],
     )
     return [(operand,), (indices,)]
+
+
+def _gather_in(c: _Ctx, i: int) -> list[OperandMaps]:
+    """Gather input-to-output (XLA gives none): where an element can land.
+
+    An operand element ``x`` lands at every batch position (range variables) whose slice
+    holds it: the offset along each non-collapsed dimension is ``x - start``, which must
+    lie in ``[0, size)``; along a collapsed dimension the start must equal ``x``; a
+    batching dimension's batch index is ``x`` itself. Starts are runtime variables unless
+    constants or an iota fix them (then the batch positions they give are exact). An
+    element of the indices reaches every output element of its batch position.
+    """
+    g = _gather_check(c)
+    if i == 1:
+
+        def idx_results(d: list[Term], s: list[Term], rt: list[Term]) -> list[Term]:
+            res: list[Term] = [as_term(0)] * len(g.out)
+            for b, j in zip(g.batch, g.idx_batch, strict=True):
+                res[b] = d[j]
+            for n, o in enumerate(g.offset_dims):
+                res[o] = s[n]
+            return res
+
+        return _one(
+            IndexingMap.build(
+                _box(g.idx), idx_results, range_vars=_box([g.out[o] for o in g.offset_dims])
+            )
+        )
+    value, dyn, bounds, names = _gather_starts(c, g)
+
+    def out_index(d: list[Term], s: list[Term], rt: list[Term]) -> list[Term]:
+        res: list[Term] = [as_term(0)] * len(g.out)
+        for n, b in enumerate(g.batch):
+            res[b] = s[n]
+        start = _gather_start(g, value, dyn, res, rt)
+        for j, o in zip(g.offsets, g.offset_dims, strict=True):
+            res[o] = d[j] - start[j]
+        return res
+
+    def constraints(d: list[Term], s: list[Term], rt: list[Term]) -> list[tuple[Term, int, int]]:
+        res = [as_term(0)] * len(g.out)
+        for n, b in enumerate(g.batch):
+            res[b] = s[n]
+        start = _gather_start(g, value, dyn, res, rt)
+        cons: list[tuple[Term, int, int]] = []
+        for j in range(len(g.src)):
+            cons.append((d[j] - start[j], 0, g.sizes[j] - 1))
+        return cons
+
+    m = IndexingMap.build(
+        _box(g.src),
+        out_index,
+        range_vars=_box([g.out[b] for b in g.batch]),
+        rt_vars=bounds,
+        rt_sources=names,
+        constraints=constraints,
+    )
+    return _one(m)
 
 
 def _all_gather_check(c: _Ctx) -> tuple[int, list[int]]:
@@ -1637,6 +1790,7 @@ _IN_TO_OUT: Final[dict[str, _Fn]] = {
     "dynamic-update-slice": _dus_in,
     "dynamic-slice": _dynamic_slice_in,
     "reduce-window": _reduce_window_in,
+    "gather": _gather_in,
     "pad": _pad_in,
     "tuple": _tuple_in,
     "get-tuple-element": _gte,
