@@ -771,8 +771,7 @@ def _reduce_window_in(c: _Ctx, i: int) -> list[OperandMaps]:
 
     def results(d: list[Term], s: list[Term], rt: list[Term]) -> list[Term]:
         return [
-            x // w.stride if w.stride != 1 else x
-            for x, w in zip(starts(d, s), window, strict=True)
+            x // w.stride if w.stride != 1 else x for x, w in zip(starts(d, s), window, strict=True)
         ]
 
     def constraints(d: list[Term], s: list[Term], rt: list[Term]) -> list[tuple[Term, int, int]]:
