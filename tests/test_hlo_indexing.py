@@ -1383,7 +1383,7 @@ def windows(
     dims = draw(st.lists(st.integers(1, 4), min_size=1, max_size=2))
     cfg, out = [], []
     for n in dims:
-        size, stride = draw(st.integers(1, 3)), draw(st.integers(1, 2))
+        size, stride = draw(st.integers(1, 3)), draw(st.integers(1, 4))
         lo, hi = draw(st.integers(0, 2)), draw(st.integers(0, 2))
         base, wdil = draw(st.integers(1, 2)), draw(st.integers(1, 2))
         padded = lo + hi + (n - 1) * base + 1
@@ -1511,7 +1511,7 @@ def convolutions(draw: st.DrawFn) -> ConvCase:
     spatial_in, cfg, spatial_out = [], [], []
     for _ in range(ns):
         n = draw(st.integers(1, 4))
-        size, stride = draw(st.integers(1, 3)), draw(st.integers(1, 2))
+        size, stride = draw(st.integers(1, 3)), draw(st.integers(1, 4))
         lo, hi = draw(st.integers(-1, 2)), draw(st.integers(-1, 2))
         base, wdil = draw(st.integers(1, 2)), draw(st.integers(1, 2))
         rev = draw(st.booleans())

@@ -635,3 +635,82 @@ def test_scatter_as_jax_prints_an_embedding_gradient() -> None:
         in_to_out(text, 2)[0],
         "(d0, d1){rt0} -> (rt0, d1), domain: d0 in [0, 2], d1 in [0, 15], rt0 in [0, 7]",
     )
+
+
+# ---------------------------------------------------------------------------- select-and-scatter
+@PROPS
+@given(st.data())
+def test_select_and_scatter_property(data: st.DataObject) -> None:
+    src = data.draw(st.lists(st.integers(1, 4), min_size=1, max_size=2))
+    cfg = []
+    for n in src:
+        size, stride = data.draw(st.integers(1, 3)), data.draw(st.integers(1, 2))
+        lo, hi = data.draw(st.integers(0, 1)), data.draw(st.integers(0, 1))
+        if lo + hi + n < size:
+            size = 1
+        cfg.append((size, stride, lo, hi))
+    source = [
+        (n + lo + hi - size) // stride + 1
+        for n, (size, stride, lo, hi) in zip(src, cfg, strict=True)
+    ]
+
+    # Simulate: window position o covers padded positions o*stride + w; the operand
+    # element x sits at padded position x + lo. Its real elements take part in its
+    # selection; the selected one receives source[o].
+    def covered(o: Index) -> list[Index]:
+        return [
+            x
+            for x in box(src)
+            if all(
+                0 <= xi + lo - oi * stride < size
+                for xi, oi, (size, stride, lo, _) in zip(x, o, cfg, strict=True)
+            )
+        ]
+
+    ref: Reads = {x: {(2, ())} for x in box(src)}
+    for o in box(source):
+        window = covered(o)
+        for x in window:
+            ref[x] |= {(1, o)} | {(0, y) for y in window}
+    # Run it (select = GE, as max pooling's gradient) on random data: every source
+    # element lands on an element whose reads include it.
+    rng = random.Random(data.draw(st.integers(0, 2**32)))
+    values = {x: rng.random() for x in box(src)}
+    for o in box(source):
+        window = covered(o)
+        if window:
+            chosen = max(window, key=lambda x: values[x])
+            assert (1, o) in ref[chosen] and all((0, y) in ref[chosen] for y in window)
+    spec = "size={} stride={} pad={}".format(
+        "x".join(str(c[0]) for c in cfg),
+        "x".join(str(c[1]) for c in cfg),
+        "x".join(f"{c[2]}_{c[3]}" for c in cfg),
+    )
+    text = hlo(
+        f"p0 = {shape_text(src)} parameter(0)",
+        f"g = {shape_text(source)} parameter(1)",
+        "c = f32[] constant(0)",
+        f"ROOT s = {shape_text(src)} select-and-scatter(p0, g, c), window={{{spec}}}, "
+        "select=ge, scatter=add",
+    )
+    check_op(text, ref, src, [src, source, []])
+
+
+def test_select_and_scatter_as_jax_prints_max_pooling_gradient() -> None:
+    text = hlo(
+        "x.1 = f32[2,8,8,3]{3,2,1,0} parameter(0)",
+        "g.1 = f32[2,4,4,3]{3,2,1,0} parameter(1)",
+        "constant.2 = f32[] constant(0)",
+        "ROOT select_and_scatter.9 = f32[2,8,8,3]{3,2,1,0} select-and-scatter(x.1, g.1, "
+        "constant.2), window={size=1x2x2x1 stride=1x2x2x1}, select=region_0.1, "
+        "scatter=region_1.2",
+    )
+    x, g, init = out_to_in(text)
+    dom = "d0 in [0, 1], d1 in [0, 7], d2 in [0, 7], d3 in [0, 2]"
+    assert_maps(g, f"(d0, d1, d2, d3) -> (d0, d1 floordiv 2, d2 floordiv 2, d3), domain: {dom}")
+    assert_maps(
+        x,
+        f"(d0, d1, d2, d3)[s0, s1] -> (d0, (d1 floordiv 2) * 2 + s0, (d2 floordiv 2) * 2 + s1, "
+        f"d3), domain: {dom}, s0 in [0, 1], s1 in [0, 1]",
+    )
+    assert_maps(init, f"(d0, d1, d2, d3) -> (), domain: {dom}")

@@ -720,12 +720,14 @@ def _reduce_window_check(
     return n, src, window, pads, tuple(want)
 
 
-def _reduce_window_out(c: _Ctx, k: int) -> list[OperandMaps]:
-    """XLA's ComputeOutputToInputReduceWindowOpIndexing: the window over the padded input."""
-    if not _window_ok(c):
-        return [_window_unknown(c)] * len(c.operands)
-    n, src, window, pads, out = _reduce_window_check(c)
-    c.out(k)
+def _window_to_input(
+    src: Sequence[int], window: Sequence[WindowDim], out: Sequence[int]
+) -> IndexingMap:
+    """From a window position (of ``out``) to the input elements its window covers.
+
+    XLA's ComposeWindowIndexingMap: the window over the padded, base-dilated input,
+    composed with pad indexing back to the input's own elements.
+    """
     # Windows of size 1 need no range variable (XLA does the same).
     wide = [j for j, w in enumerate(window) if w.size > 1]
 
@@ -738,34 +740,31 @@ def _reduce_window_out(c: _Ctx, k: int) -> list[OperandMaps]:
     windowed = IndexingMap.build(
         _box(out), results, range_vars=[(0, window[j].size - 1) for j in wide]
     )
-    # Windowing reads the padded (and base-dilated) input, which pad indexing maps back.
-    m = compose(windowed, pad_map(src, pads))
-    return _copies(m, n) + _copies(scalar_read_map(out), n)
+    pads = [PadDim(w.pad_lo, w.pad_hi, w.base_dilation - 1) for w in window]
+    return compose(windowed, pad_map(src, pads))
 
 
-def _reduce_window_in(c: _Ctx, i: int) -> list[OperandMaps]:
-    """Input ``x`` reaches each window position whose window covers it.
+def _input_to_window(
+    src: Sequence[int], window: Sequence[WindowDim], out: Sequence[int]
+) -> IndexingMap:
+    """The inverse of :func:`_window_to_input`: the window positions covering an input.
 
-    The inverse of :func:`_reduce_window_out` (XLA gives none). Input ``x`` sits at
-    padded position ``p = x*base_dilation + pad_lo``; window position ``o`` covers
-    ``o*stride + w*window_dilation`` for window index ``w``, so ``x`` reaches
-    ``o = (p - w*window_dilation) / stride`` for each ``w`` (a range variable) where the
-    division is exact and ``o`` is a position of the output (constraints). Every input
-    of a variadic reduce-window reaches every output; an init value reaches all of them.
+    Input ``x`` sits at padded position ``p = x*base_dilation + pad_lo``; window position
+    ``o`` covers ``o*stride + w*window_dilation`` for window index ``w``, so ``x`` is in
+    the windows ``o = (p - w*window_dilation) / stride`` for each ``w`` (a range
+    variable) where the division is exact and ``o`` is a position of ``out``
+    (constraints). Where windows do not overlap (``(size-1)*window_dilation < stride``,
+    as in pooling) there is at most one: ``o = p / stride``, the remainder a window
+    index times the dilation (constraints), with no range variable.
     """
-    if not _window_ok(c):
-        return [_window_unknown(c)] * len(c.outputs())
-    n, src, window, _, out = _reduce_window_check(c)
-    if i >= n:
-        return _copies(scalar_write_map(out), len(c.outputs()))
-    wide = [j for j, w in enumerate(window) if w.size > 1]
+    overlap = [j for j, w in enumerate(window) if (w.size - 1) * w.window_dilation >= w.stride]
 
     def starts(d: list[Term], s: list[Term]) -> list[Term]:
-        """Per dimension, the window position times the stride."""
+        """Per dimension, the window position times the stride (plus the remainder)."""
         return [
             d[j] * w.base_dilation
             + w.pad_lo
-            - (s[wide.index(j)] * w.window_dilation if j in wide else 0)
+            - (s[overlap.index(j)] * w.window_dilation if j in overlap else 0)
             for j, w in enumerate(window)
         ]
 
@@ -776,19 +775,107 @@ def _reduce_window_in(c: _Ctx, i: int) -> list[OperandMaps]:
 
     def constraints(d: list[Term], s: list[Term], rt: list[Term]) -> list[tuple[Term, int, int]]:
         cons: list[tuple[Term, int, int]] = []
-        for x, w, m in zip(starts(d, s), window, out, strict=True):
-            cons.append((x, 0, (m - 1) * w.stride))
+        for j, (x, w, m) in enumerate(zip(starts(d, s), window, out, strict=True)):
+            if j in overlap:
+                cons.append((x, 0, (m - 1) * w.stride))
+                if w.stride != 1:
+                    cons.append((x % w.stride, 0, 0))
+                continue
+            cons.append((x, 0, m * w.stride - 1))
             if w.stride != 1:
-                cons.append((x % w.stride, 0, 0))
+                last = (w.size - 1) * w.window_dilation
+                if last < w.stride - 1:
+                    cons.append((x % w.stride, 0, last))
+                if w.window_dilation > 1 and w.size > 1:
+                    cons.append((x % w.stride % w.window_dilation, 0, 0))
         return cons
 
-    m = IndexingMap.build(
+    return IndexingMap.build(
         _box(src),
         results,
-        range_vars=[(0, window[j].size - 1) for j in wide],
+        range_vars=[(0, window[j].size - 1) for j in overlap],
         constraints=constraints,
     )
-    return _copies(m, len(c.outputs()))
+
+
+def _reduce_window_out(c: _Ctx, k: int) -> list[OperandMaps]:
+    """XLA's ComputeOutputToInputReduceWindowOpIndexing: the window over the padded input."""
+    if not _window_ok(c):
+        return [_window_unknown(c)] * len(c.operands)
+    n, src, window, _, out = _reduce_window_check(c)
+    c.out(k)
+    m = _window_to_input(src, window, out)
+    return _copies(m, n) + _copies(scalar_read_map(out), n)
+
+
+def _reduce_window_in(c: _Ctx, i: int) -> list[OperandMaps]:
+    """Input ``x`` reaches each window position whose window covers it.
+
+    The inverse of :func:`_reduce_window_out` (XLA gives none; see
+    :func:`_input_to_window`). Every input of a variadic reduce-window reaches every
+    output; an init value reaches all of them.
+    """
+    if not _window_ok(c):
+        return [_window_unknown(c)] * len(c.outputs())
+    n, src, window, _, out = _reduce_window_check(c)
+    if i >= n:
+        return _copies(scalar_write_map(out), len(c.outputs()))
+    return _copies(_input_to_window(src, window, out), len(c.outputs()))
+
+
+def _select_and_scatter_check(
+    c: _Ctx,
+) -> tuple[tuple[int, ...], tuple[WindowDim, ...], tuple[int, ...]]:
+    """``(operand dims, window, window positions)`` of a select-and-scatter."""
+    c.n_args(3)
+    src, source = c.arg(0).dims, c.arg(1).dims
+    window = c.inst.window()
+    if len(window) != len(src):
+        raise c.error(f"window= has {len(window)} dimensions, the operand has rank {len(src)}")
+    if any(w.base_dilation != 1 or w.window_dilation != 1 for w in window):
+        raise c.error("a select-and-scatter window has no dilation")
+    c.same_dims(
+        "the source", source, [_windowed_extent(n, w) for n, w in zip(src, window, strict=True)]
+    )
+    c.same_dims("the init value", c.arg(2).dims, ())
+    c.same_dims("the output", c.out().dims, src)
+    return src, window, source
+
+
+def _select_and_scatter_out(c: _Ctx, k: int) -> list[OperandMaps]:
+    """Select-and-scatter (the gradient of max pooling; XLA has no indexing for it).
+
+    Each window position selects one element of its window of the operand (``select``
+    compares them all) and scatters its source element there. Output ``x`` therefore
+    reads the source at every window covering ``x`` and the operand at every element of
+    those windows (any of them may win the selection instead of ``x``): the window
+    maps of reduce-window, inverted then composed. Padding is never selected.
+    """
+    if not _window_ok(c):
+        return [_window_unknown(c)] * 3
+    src, window, source = _select_and_scatter_check(c)
+    covering = _input_to_window(src, window, source)
+    return [
+        (compose(covering, _window_to_input(src, window, source)),),
+        (covering,),
+        (scalar_read_map(src),),
+    ]
+
+
+def _select_and_scatter_in(c: _Ctx, i: int) -> list[OperandMaps]:
+    """The inverse of :func:`_select_and_scatter_out`.
+
+    An operand element reaches every element of the windows covering it (it takes part
+    in their selections); a source element reaches every element of its window (the
+    one selected); the init value reaches every output element.
+    """
+    if not _window_ok(c):
+        return [_window_unknown(c)]
+    src, window, source = _select_and_scatter_check(c)
+    to_input = _window_to_input(src, window, source)
+    if i == 0:
+        return _one(compose(_input_to_window(src, window, source), to_input))
+    return _one(to_input if i == 1 else scalar_write_map(src))
 
 
 def _window_ok(c: _Ctx) -> bool:
@@ -2022,6 +2109,7 @@ _OUT_TO_IN: Final[dict[str, _Fn]] = {
     "sort": _sort_out,
     "topk": _topk_out,
     "scatter": _scatter_out,
+    "select-and-scatter": _select_and_scatter_out,
 }
 _IN_TO_OUT: Final[dict[str, _Fn]] = {
     **dict.fromkeys(ELEMENTWISE, _elementwise_in),
@@ -2048,6 +2136,7 @@ _IN_TO_OUT: Final[dict[str, _Fn]] = {
     "sort": _sort_in,
     "topk": _topk_in,
     "scatter": _scatter_in,
+    "select-and-scatter": _select_and_scatter_in,
 }
 
 
