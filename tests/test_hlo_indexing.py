@@ -1582,7 +1582,7 @@ def convolutions(draw: st.DrawFn) -> ConvCase:
 @given(convolutions())
 def test_convolution_property(case: ConvCase) -> None:
     text, ref, out, lhs, rhs = case
-    check_op(text, ref, out, [lhs, rhs], in_to_out_too=False)
+    check_op(text, ref, out, [lhs, rhs])
 
 
 def test_convolution_with_padding_and_strides_as_xla() -> None:

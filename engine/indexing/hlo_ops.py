@@ -744,6 +744,36 @@ def _window_to_input(
     return compose(windowed, pad_map(src, pads))
 
 
+def _covering(
+    x: Term, w: WindowDim, m: int, s: Term | None
+) -> tuple[Term, list[tuple[Term, int, int]]]:
+    """The window position covering input index ``x`` along one dimension.
+
+    And its constraints (see :func:`_input_to_window`); ``s`` is the window index where
+    windows overlap (a range variable), None where they do not.
+    """
+    p = x * w.base_dilation + w.pad_lo - (s * w.window_dilation if s is not None else 0)
+    result = p // w.stride if w.stride != 1 else p
+    if s is not None:
+        cons = [(p, 0, (m - 1) * w.stride)]
+        if w.stride != 1:
+            cons.append((p % w.stride, 0, 0))
+        return result, cons
+    cons = [(p, 0, m * w.stride - 1)]
+    if w.stride != 1:
+        last = (w.size - 1) * w.window_dilation
+        if last < w.stride - 1:
+            cons.append((p % w.stride, 0, last))
+        if w.window_dilation > 1 and w.size > 1:
+            cons.append((p % w.stride % w.window_dilation, 0, 0))
+    return result, cons
+
+
+def _overlapping(window: Sequence[WindowDim]) -> list[int]:
+    """The dimensions whose windows overlap: an input is in several, a range variable."""
+    return [j for j, w in enumerate(window) if (w.size - 1) * w.window_dilation >= w.stride]
+
+
 def _input_to_window(
     src: Sequence[int], window: Sequence[WindowDim], out: Sequence[int]
 ) -> IndexingMap:
@@ -757,44 +787,19 @@ def _input_to_window(
     as in pooling) there is at most one: ``o = p / stride``, the remainder a window
     index times the dilation (constraints), with no range variable.
     """
-    overlap = [j for j, w in enumerate(window) if (w.size - 1) * w.window_dilation >= w.stride]
+    overlap = _overlapping(window)
 
-    def starts(d: list[Term], s: list[Term]) -> list[Term]:
-        """Per dimension, the window position times the stride (plus the remainder)."""
+    def covering(d: list[Term], s: list[Term]) -> list[tuple[Term, list[tuple[Term, int, int]]]]:
         return [
-            d[j] * w.base_dilation
-            + w.pad_lo
-            - (s[overlap.index(j)] * w.window_dilation if j in overlap else 0)
-            for j, w in enumerate(window)
+            _covering(d[j], w, m, s[overlap.index(j)] if j in overlap else None)
+            for j, (w, m) in enumerate(zip(window, out, strict=True))
         ]
-
-    def results(d: list[Term], s: list[Term], rt: list[Term]) -> list[Term]:
-        return [
-            x // w.stride if w.stride != 1 else x for x, w in zip(starts(d, s), window, strict=True)
-        ]
-
-    def constraints(d: list[Term], s: list[Term], rt: list[Term]) -> list[tuple[Term, int, int]]:
-        cons: list[tuple[Term, int, int]] = []
-        for j, (x, w, m) in enumerate(zip(starts(d, s), window, out, strict=True)):
-            if j in overlap:
-                cons.append((x, 0, (m - 1) * w.stride))
-                if w.stride != 1:
-                    cons.append((x % w.stride, 0, 0))
-                continue
-            cons.append((x, 0, m * w.stride - 1))
-            if w.stride != 1:
-                last = (w.size - 1) * w.window_dilation
-                if last < w.stride - 1:
-                    cons.append((x % w.stride, 0, last))
-                if w.window_dilation > 1 and w.size > 1:
-                    cons.append((x % w.stride % w.window_dilation, 0, 0))
-        return cons
 
     return IndexingMap.build(
         _box(src),
-        results,
+        lambda d, s, rt: [r for r, _ in covering(d, s)],
         range_vars=[(0, window[j].size - 1) for j in overlap],
-        constraints=constraints,
+        constraints=lambda d, s, rt: [c for _, cons in covering(d, s) for c in cons],
     )
 
 
@@ -1020,6 +1025,72 @@ def _conv_out(c: _Ctx, k: int) -> list[OperandMaps]:
     )
     kernel = IndexingMap.build(_box(out), kernel_results, range_vars=ranges)
     return [(inputs,), (kernel,)]
+
+
+def _conv_in(c: _Ctx, i: int) -> list[OperandMaps]:
+    """The inverse of :func:`_conv_out` (XLA gives none).
+
+    An input element reaches the output positions whose windows cover it (as for
+    reduce-window, the input lhs-dilated and padded), every output feature of its
+    feature group (all of them without groups), and its batch (modulo the batch per
+    group; with one batch per batch group, only its group's features). A kernel element
+    of output feature ``f`` reaches every output element of feature ``f``.
+    """
+    if not _window_ok(c):
+        return [_window_unknown(c)]
+    lab, window, fgc, bgc = _conv_check(c)
+    rhs, out = c.arg(1).dims, c.out().dims
+    rank = len(out)
+    features = rhs[lab.kernel_output_feature]
+    if i == 1:
+        free = [lab.output_batch, *lab.output_spatial]
+
+        def kernel_results(d: list[Term], s: list[Term], rt: list[Term]) -> list[Term]:
+            res: list[Term] = [as_term(0)] * rank
+            for n, j in enumerate(free):
+                res[j] = s[n]
+            res[lab.output_feature] = d[lab.kernel_output_feature]
+            return res
+
+        return _one(
+            IndexingMap.build(_box(rhs), kernel_results, range_vars=_box([out[j] for j in free]))
+        )
+    cin = rhs[lab.kernel_input_feature]
+    any_group = bgc > 1 and out[lab.output_batch] > 1
+    overlap = _overlapping(window)
+    spatial_out = [out[j] for j in lab.output_spatial]
+    # Range variables: the overlapping window indices, then the output feature within
+    # the group (or among all features).
+    per_group = features // fgc if fgc > 1 else features // bgc if bgc > 1 and not any_group else 0
+    feature_range = (0, per_group - 1) if per_group else (0, features - 1)
+
+    def covering(d: list[Term], s: list[Term]) -> list[tuple[Term, list[tuple[Term, int, int]]]]:
+        return [
+            _covering(d[lab.input_spatial[k]], w, m, s[overlap.index(k)] if k in overlap else None)
+            for k, (w, m) in enumerate(zip(window, spatial_out, strict=True))
+        ]
+
+    def results(d: list[Term], s: list[Term], rt: list[Term]) -> list[Term]:
+        res: list[Term] = [as_term(0)] * rank
+        for k, (r, _) in enumerate(covering(d, s)):
+            res[lab.output_spatial[k]] = r
+        f = s[len(overlap)]
+        batch = d[lab.input_batch]
+        if fgc > 1:
+            f = (d[lab.input_feature] // max(1, cin)) * per_group + f
+        elif bgc > 1 and not any_group:
+            f = batch * per_group + f  # one batch per group: the batch is the group
+        res[lab.output_feature] = f
+        res[lab.output_batch] = batch % out[lab.output_batch] if bgc > 1 else batch
+        return res
+
+    m = IndexingMap.build(
+        _box(c.arg(0).dims),
+        results,
+        range_vars=[(0, window[k].size - 1) for k in overlap] + [feature_range],
+        constraints=lambda d, s, rt: [x for _, cons in covering(d, s) for x in cons],
+    )
+    return _one(m)
 
 
 # ---------------------------------------------------------------------------- runtime values
@@ -2137,6 +2208,7 @@ _IN_TO_OUT: Final[dict[str, _Fn]] = {
     "topk": _topk_in,
     "scatter": _scatter_in,
     "select-and-scatter": _select_and_scatter_in,
+    "convolution": _conv_in,
 }
 
 
