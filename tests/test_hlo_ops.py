@@ -714,3 +714,21 @@ def test_select_and_scatter_as_jax_prints_max_pooling_gradient() -> None:
         f"d3), domain: {dom}, s0 in [0, 1], s1 in [0, 1]",
     )
     assert_maps(init, f"(d0, d1, d2, d3) -> (), domain: {dom}")
+
+
+def test_custom_call_topk_as_xla_cpu_lowers_topk() -> None:
+    text = hlo(
+        "x.1 = f32[8,16]{1,0} parameter(0)",
+        "ROOT custom-call = (f32[8,3]{1,0}, s32[8,3]{1,0}) custom-call(x.1), "
+        'custom_call_target="TopK", called_computations={compare-greater-than.1.clone}',
+    )
+    for k in (0, 1):
+        assert_maps(
+            out_to_in(text, k)[0],
+            "(d0, d1)[s0] -> (d0, s0), domain: d0 in [0, 7], d1 in [0, 2], s0 in [0, 15]",
+        )
+    values, indices = in_to_out(text, 0)
+    assert values == indices
+    assert_maps(
+        values, "(d0, d1)[s0] -> (d0, s0), domain: d0 in [0, 7], d1 in [0, 15], s0 in [0, 2]"
+    )

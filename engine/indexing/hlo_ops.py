@@ -2023,7 +2023,10 @@ def _topk_check(c: _Ctx) -> tuple[tuple[int, ...], tuple[int, ...]]:
     outs = c.outputs()
     if not src or len(outs) != 2:
         raise c.error("expects an operand of rank >= 1 and a (values, indices) tuple")
-    k = c.inst.int_attr("k")
+    if c.inst.opcode == "topk":
+        k = c.inst.int_attr("k")
+    else:  # A custom-call TopK (XLA:CPU's lowering of topk) has no k=: its outputs give it.
+        k = outs[0].dims[-1] if outs[0].dims else -1
     if not 0 <= k <= src[-1]:
         raise c.error(f"k={k} must be within [0, {src[-1]}], the last dimension")
     want = [*src[:-1], k]
@@ -2151,6 +2154,23 @@ def _unknown_in(c: _Ctx, i: int) -> list[OperandMaps]:
     return [_why_unknown(c, "input-to-output")] * len(c.outputs())
 
 
+def _target(c: _Ctx) -> str:
+    return c.inst.attrs.get("custom_call_target", "").strip('"')
+
+
+def _custom_call_out(c: _Ctx, k: int) -> list[OperandMaps]:
+    """A custom-call whose target is an op XLA itself lowers to (TopK), else unknown."""
+    if _target(c) == "TopK":
+        return _topk_out(c, k)
+    return _unknown_out(c, k)
+
+
+def _custom_call_in(c: _Ctx, i: int) -> list[OperandMaps]:
+    if _target(c) == "TopK":
+        return _topk_in(c, i)
+    return _unknown_in(c, i)
+
+
 _Fn = Callable[[_Ctx, int], list[OperandMaps]]
 _ALL_REDUCE: Final = ("all-reduce", "all-reduce-start", "all-reduce-done")
 _OUT_TO_IN: Final[dict[str, _Fn]] = {
@@ -2181,6 +2201,7 @@ _OUT_TO_IN: Final[dict[str, _Fn]] = {
     "topk": _topk_out,
     "scatter": _scatter_out,
     "select-and-scatter": _select_and_scatter_out,
+    "custom-call": _custom_call_out,
 }
 _IN_TO_OUT: Final[dict[str, _Fn]] = {
     **dict.fromkeys(ELEMENTWISE, _elementwise_in),
@@ -2209,6 +2230,7 @@ _IN_TO_OUT: Final[dict[str, _Fn]] = {
     "scatter": _scatter_in,
     "select-and-scatter": _select_and_scatter_in,
     "convolution": _conv_in,
+    "custom-call": _custom_call_in,
 }
 
 
