@@ -732,3 +732,52 @@ def test_custom_call_topk_as_xla_cpu_lowers_topk() -> None:
     assert_maps(
         values, "(d0, d1)[s0] -> (d0, s0), domain: d0 in [0, 7], d1 in [0, 15], s0 in [0, 2]"
     )
+
+
+# ---------------------------------------------------------------------------- malformed
+SCATTER_1 = "p = f32[4] parameter(0)\ni = s32[1,1] parameter(1)\n"
+SCATTER_ATTRS = "scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=add"
+
+
+@pytest.mark.parametrize(
+    ("text", "why"),
+    [
+        (
+            "p = f32[4,4] parameter(0)\nROOT s = f32[4,4] sort(p), dimensions={0,1}, to_apply=lt",
+            "the one sorted dimension",
+        ),
+        (
+            "p = f32[4,4] parameter(0)\nROOT t = (f32[4,9], s32[4,9]) topk(p), k=9",
+            r"k=9 must be within \[0, 4\]",
+        ),
+        (
+            SCATTER_1 + "ROOT s = f32[4] scatter(p, i), update_window_dims={}, "
+            "inserted_window_dims={0}, " + SCATTER_ATTRS,
+            "as many updates as inputs",
+        ),
+        (
+            SCATTER_1 + "u = f32[1,5] parameter(2)\nROOT s = f32[4] scatter(p, i, u), "
+            "update_window_dims={1}, inserted_window_dims={}, " + SCATTER_ATTRS,
+            r"the update window \[5\] exceeds the input \[4\]",
+        ),
+        (
+            "p = f32[4] parameter(0)\ng = f32[3] parameter(1)\nc = f32[] constant(0)\n"
+            "ROOT s = f32[4] select-and-scatter(p, g, c), window={size=2 stride=2}, "
+            "select=ge, scatter=add",
+            r"the source: expected \[2\], found \[3\]",
+        ),
+        (
+            "p = f32[4] parameter(0)\nROOT a = (f32[4], f32[4]) all-reduce(p), to_apply=add",
+            "has 1 operands for 2 outputs",
+        ),
+        (
+            "HloModule m\nENTRY e {\n p = f32[4] parameter(0)\n"
+            " ROOT c = f32[4] call(p), to_apply=e\n}",
+            "already being expanded",
+        ),
+    ],
+)
+def test_malformed_new_ops_are_hlo_errors(text: str, why: str) -> None:
+    with pytest.raises(HloError, match=why) as info:
+        out_to_in(text)
+    assert info.value.line > 0
