@@ -24,10 +24,11 @@ __all__ = ["HloUsageError", "add_hlo_parser", "cmd_hlo"]
 
 _EPILOG = """\
 The analysed instruction is the ROOT of the ENTRY computation (or of the last
-computation, or of --computation NAME); a fusion is analysed through the computation it
-calls. --fused reads the computation itself as a fusion body instead: its root is
-mapped to its parameters (operand id = parameter number), composing every instruction
-on the way.
+computation, or of --computation NAME); a fusion (or call) is analysed through the
+computation it calls. An unknown map prints as "unknown indexing: REASON", the reason
+naming the instruction that has no map and why. --fused reads the computation itself
+as a fusion body instead: its root is mapped to its parameters (operand id = parameter
+number), composing every instruction on the way.
 
 examples:
   quorem hlo model.hlo                          # output-to-input, per operand

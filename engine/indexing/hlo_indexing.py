@@ -1,7 +1,7 @@
 """HLO indexing analysis: instruction and fusion indexing maps, logical or physical.
 
 * :func:`output_to_input` and :func:`input_to_output` give the maps of one
-  instruction (a ``fusion`` instruction through its called computation);
+  instruction (a ``fusion`` or ``call`` instruction through its called computation);
 * :func:`fused_output_to_input` and :func:`fused_input_to_output` treat a whole
   computation as a fusion: its root is mapped to its parameters (and back) by
   composing the maps of every instruction on the way, simplifying each composition and
@@ -449,9 +449,9 @@ def output_to_input(
 ) -> list[OperandMaps]:
     """Per operand of ``inst``, the maps from an index of its output ``output_id``.
 
-    ``inst`` belongs to ``computation`` of ``module``. A ``fusion`` is analysed through
-    its called computation. With ``physical``, indices are in memory order of the
-    shapes' layouts. Ops without operands give ``[]``; unsupported ops give
+    ``inst`` belongs to ``computation`` of ``module``. A ``fusion`` (or ``call``) is
+    analysed through its called computation. With ``physical``, indices are in memory
+    order of the shapes' layouts. Ops without operands give ``[]``; unsupported ops give
     :class:`Unknown` maps, with their reason. Raises :class:`HloError` on inconsistent
     shapes or attributes.
     """
