@@ -41,6 +41,7 @@ from test_hlo_indexing import (
     map_reads,
     out_to_in,
     shape_text,
+    unknowns,
 )
 
 # ---------------------------------------------------------------------------- call
@@ -781,3 +782,13 @@ def test_malformed_new_ops_are_hlo_errors(text: str, why: str) -> None:
     with pytest.raises(HloError, match=why) as info:
         out_to_in(text)
     assert info.value.line > 0
+
+
+def test_physical_maps_of_a_tuple_parameter_are_unknown_with_a_reason() -> None:
+    module = parse_hlo(WHY)
+    body = module.computation("body")
+    # The body's one parameter is the (counter, array) tuple: element 1 reads it.
+    (carry,) = fused_output_to_input(module, body, 1, physical=True)
+    assert unknowns([carry]) == [(None,)]
+    (m,) = carry
+    assert isinstance(m, Unknown) and m.reason.startswith("p (parameter): a tuple")

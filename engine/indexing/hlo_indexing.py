@@ -388,6 +388,10 @@ def _physical_out_to_in(
         reason = f"{len(operands)} operand(s), but maps for {len(maps)}"
         raise operands[0][1].error(reason) if operands else HloError(reason)
     for ms, (shape, blame) in zip(maps, operands, strict=True):
+        if all(isinstance(m, Unknown) for m in ms):
+            # Nothing to convert: a tuple operand (a while's carry) has only unknown maps.
+            out_maps.append(ms)
+            continue
         to_physical = logical_to_physical(_array(shape, blame))
         out_maps.append(
             _distinct(
