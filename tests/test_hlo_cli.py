@@ -110,13 +110,15 @@ def test_tuple_outputs_and_unknown_maps(tmp_path: Path) -> None:
         "  (d0, d1) -> (d1), domain: d0 in [0, 255], d1 in [0, 9]",
     ]
     path.write_text(
-        "c = f32[] constant(0)\np0 = f32[8] parameter(0)\n"
-        "ROOT r = f32[4] reduce-window(p0, c), window={size=2 stride=2}, to_apply=max\n"
+        'p0 = f32[8] parameter(0)\nROOT r = f32[4] custom-call(p0), custom_call_target="halve"\n'
     )
     _, text = run("hlo", str(path), "--input-to-output", "--operand", "0", "--json")
     assert json.loads(text)["maps"] == [None]
+    assert json.loads(text)["reasons"] == [
+        "r (custom-call): its target (halve) is opaque code: what it reads is not in the HLO"
+    ]
     _, text = run("hlo", str(path), "--input-to-output", "--operand", "0")
-    assert "unknown indexing" in text
+    assert "unknown indexing: r (custom-call)" in text
 
 
 def test_physical_layouts(tmp_path: Path) -> None:

@@ -34,12 +34,31 @@ _OWN_SEEDS: Final = (
     "p0 = f32[4] parameter(0)\nc = f32[] constant(0)\nROOT p = f32[9] pad(p0, c), padding=1_2_1",
     "p0 = f32[4,6] parameter(0)\nc = f32[] constant(0)\nROOT r = f32[4] reduce(p0, c), "
     "dimensions={1}, to_apply=add",
+    # Issue 23's ops, as JAX prints them.
+    "x = f32[8,16] parameter(0)\ni = s32[3,8,1] parameter(1)\nROOT g = f32[3,8,16] gather(x, i), "
+    "offset_dims={2}, collapsed_slice_dims={0}, start_index_map={0}, index_vector_dim=2, "
+    "slice_sizes={1,16}",
+    "x = f32[8,16] parameter(0)\ni = s32[3,1] parameter(1)\nu = f32[3,16] parameter(2)\n"
+    "ROOT s = f32[8,16] scatter(x, i, u), update_window_dims={1}, inserted_window_dims={0}, "
+    "scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=add",
+    "x = f32[2,8,8,3] parameter(0)\ng = f32[2,4,4,3] parameter(1)\nc = f32[] constant(0)\n"
+    "ROOT s = f32[2,8,8,3] select-and-scatter(x, g, c), window={size=1x2x2x1 stride=1x2x2x1}, "
+    "select=ge, scatter=add",
+    "x = f32[8,16] parameter(0)\ni = s32[8,16] iota(), iota_dimension=1\n"
+    "ROOT s = (f32[8,16], s32[8,16]) sort(x, i), dimensions={1}, is_stable=true, to_apply=lt",
+    "x = f32[8,16] parameter(0)\nROOT t = (f32[8,3], s32[8,3]) topk(x), k=3, largest=true",
+    "x = f32[8,16] parameter(0)\nROOT a = f32[8,16] all-reduce(x), replica_groups={}, to_apply=add",
+    "HloModule m\nrelu {\n  a = f32[4,16] parameter(0)\n  z = f32[] constant(0)\n"
+    "  b = f32[4,16] broadcast(z), dimensions={}\n  ROOT m = f32[4,16] maximum(a, b)\n}\n"
+    "ENTRY e {\n  x = f32[4,16] parameter(0)\n  ROOT c = f32[4,16] call(x), to_apply=relu\n}",
 )
 _OPCODES: Final = (
     "add", "broadcast", "transpose", "reshape", "bitcast", "copy", "slice", "reverse",
     "concatenate", "pad", "reduce", "reduce-window", "dot", "gather", "iota", "constant",
     "dynamic-slice", "dynamic-update-slice", "tuple", "get-tuple-element", "fusion",
     "convolution", "exponential", "parameter", "scaled-dot", "all-gather", "scan",
+    "call", "scatter", "select-and-scatter", "sort", "topk", "all-reduce", "custom-call",
+    "while",
 )  # fmt: skip
 _DIM_RE: Final = re.compile(r"\[([0-9,\s]*)\]")
 _OP_RE: Final = re.compile(r"(?<=\] )([a-z][a-z\-]*)(?=\()")
@@ -143,7 +162,7 @@ class HloText(Target):
         n = 0
         for maps in per:  # type: ignore[attr-defined]
             for m in maps:
-                if m is None:
+                if not m:  # unknown indexing
                     continue
                 text = print_map(m)
                 if len(text) < 5000 and parse_map(text) != m:

@@ -11,6 +11,7 @@ from quorem.engine.errors import QuoremError
 from quorem.engine.indexing.hlo import Computation, Module, parse_hlo
 from quorem.engine.indexing.hlo_indexing import (
     OperandMaps,
+    Unknown,
     format_indexing,
     fused_input_to_output,
     fused_output_to_input,
@@ -23,10 +24,11 @@ __all__ = ["HloUsageError", "add_hlo_parser", "cmd_hlo"]
 
 _EPILOG = """\
 The analysed instruction is the ROOT of the ENTRY computation (or of the last
-computation, or of --computation NAME); a fusion is analysed through the computation it
-calls. --fused reads the computation itself as a fusion body instead: its root is
-mapped to its parameters (operand id = parameter number), composing every instruction
-on the way.
+computation, or of --computation NAME); a fusion (or call) is analysed through the
+computation it calls. An unknown map prints as "unknown indexing: REASON", the reason
+naming the instruction that has no map and why. --fused reads the computation itself
+as a fusion body instead: its root is mapped to its parameters (operand id = parameter
+number), composing every instruction on the way.
 
 examples:
   quorem hlo model.hlo                          # output-to-input, per operand
@@ -39,7 +41,9 @@ JSON output:
   where MAP is XLA's textual form, or null for unknown indexing; beside "maps",
   "runtime_variables" lists per map [{"name": "rt0", "source": SOURCE}, ...] (null for
   unknown indexing), SOURCE naming the instruction that holds the value and the op
-  operand it feeds, e.g. "i1 (operand 1 of ds)".
+  operand it feeds, e.g. "i1 (operand 1 of ds)"; "reasons" gives per map why it is
+  unknown (null for a known map), e.g. "cc (custom-call): its target (foo) is opaque
+  code: what it reads is not in the HLO".
 
 Exit status: 0 success; 2 usage or input error.
 """
@@ -138,13 +142,20 @@ def _in_to_out(args: argparse.Namespace, module: Module, comp: Computation) -> O
 
 
 def _texts(maps: OperandMaps) -> list[str | None]:
-    return [None if m is None else print_map(m) for m in maps]
+    return [None if isinstance(m, Unknown) else print_map(m) for m in maps]
+
+
+def _reasons(maps: OperandMaps) -> list[str | None]:
+    """Per map, why it is unknown (None for a known map)."""
+    return [m.reason if isinstance(m, Unknown) else None for m in maps]
 
 
 def _runtime_variables(maps: OperandMaps) -> list[list[dict[str, str]] | None]:
     """Per map, its runtime variables by name with the operand each one's value is from."""
     return [
-        None if m is None else [{"name": v.name, "source": v.source} for v in m.rt_vars]
+        None
+        if isinstance(m, Unknown)
+        else [{"name": v.name, "source": v.source} for v in m.rt_vars]
         for m in maps
     ]
 
@@ -173,6 +184,7 @@ def cmd_hlo(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             "operand": args.operand,
             "maps": _texts(maps),
             "runtime_variables": _runtime_variables(maps),
+            "reasons": _reasons(maps),
         }
     else:
         per_operand = _out_to_in(args, module, comp)
@@ -182,7 +194,12 @@ def cmd_hlo(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         record = {
             "direction": "output_to_input",
             "operands": [
-                {"operand": i, "maps": _texts(ms), "runtime_variables": _runtime_variables(ms)}
+                {
+                    "operand": i,
+                    "maps": _texts(ms),
+                    "runtime_variables": _runtime_variables(ms),
+                    "reasons": _reasons(ms),
+                }
                 for i, ms in enumerate(per_operand)
             ],
         }

@@ -1,7 +1,7 @@
 """HLO indexing analysis: instruction and fusion indexing maps, logical or physical.
 
 * :func:`output_to_input` and :func:`input_to_output` give the maps of one
-  instruction (a ``fusion`` instruction through its called computation);
+  instruction (a ``fusion`` or ``call`` instruction through its called computation);
 * :func:`fused_output_to_input` and :func:`fused_input_to_output` treat a whole
   computation as a fusion: its root is mapped to its parameters (and back) by
   composing the maps of every instruction on the way, simplifying each composition and
@@ -10,8 +10,9 @@
   :mod:`quorem.engine.indexing.hlo_layout`) instead of logical ones.
 
 Every function returns one :data:`OperandMaps` per operand (or per output): a tuple of
-distinct maps, where ``None`` stands for unknown indexing. Maps are simplified with
-:func:`~quorem.engine.indexing.simplify.simplify_map` unless ``simplify=False``.
+distinct maps, where an :class:`Unknown` stands for unknown indexing and says why (the
+reason of the instruction that has no map, carried through every composition). Maps
+are simplified with :func:`~quorem.engine.indexing.simplify.simplify_map` unless ``simplify=False``.
 
 Every error is an :class:`~quorem.engine.indexing.hlo.HloError` naming the instruction
 (``file:line:col``) whose maps were being built or composed. Fusions may nest to any
@@ -29,7 +30,7 @@ from quorem.engine.indexing import hlo_ops
 from quorem.engine.indexing.compose import compose
 from quorem.engine.indexing.hlo import Computation, HloError, Instruction, Module, Shape
 from quorem.engine.indexing.hlo_layout import logical_to_physical, physical_to_logical
-from quorem.engine.indexing.hlo_ops import OperandMaps, identity_map
+from quorem.engine.indexing.hlo_ops import OperandMaps, Unknown, identity_map
 from quorem.engine.indexing.map import IndexingMap
 from quorem.engine.indexing.mapsyntax import print_map
 from quorem.engine.indexing.simplify import simplify_map
@@ -37,6 +38,7 @@ from quorem.engine.walk import tree_size
 
 __all__ = [
     "OperandMaps",
+    "Unknown",
     "format_indexing",
     "fused_input_to_output",
     "fused_output_to_input",
@@ -83,13 +85,13 @@ def _blamed(inst: Instruction) -> Iterator[None]:
         raise inst.error(str(exc)) from exc
 
 
-def _key(m: IndexingMap | None) -> str:
-    return "unknown indexing" if m is None else print_map(m)
+def _key(m: IndexingMap | Unknown) -> str:
+    return f"unknown indexing: {m.reason}" if isinstance(m, Unknown) else print_map(m)
 
 
-def _distinct(maps: Iterable[IndexingMap | None]) -> OperandMaps:
+def _distinct(maps: Iterable[IndexingMap | Unknown]) -> OperandMaps:
     """The maps with duplicates (by canonical printed form) removed, in first-seen order."""
-    seen: dict[str, IndexingMap | None] = {}
+    seen: dict[str, IndexingMap | Unknown] = {}
     for m in maps:
         seen.setdefault(_key(m), m)
     return tuple(seen.values())
@@ -101,7 +103,7 @@ def _distinct(maps: Iterable[IndexingMap | None]) -> OperandMaps:
 # simplification may already have rewritten away. Unsimplified compositions grow
 # exponentially as trees along a chain (each step uses an index several times), so past
 # _MAX_TREE nodes they restart from the finished map, as XLA composes.
-_Entry = tuple[IndexingMap | None, IndexingMap | None]
+_Entry = tuple[IndexingMap | Unknown, IndexingMap | Unknown]
 _Bucket = dict[str, _Entry]  # distinct maps, keyed by the finished map's printed form
 _MAX_TREE: Final = 400
 # Without simplification nothing restarts a composition: refused past this size (well
@@ -121,15 +123,16 @@ def _add_compositions(
     opts: _Options,
     inst: Instruction,
 ) -> None:
-    """Add every ``second ∘ first`` to ``bucket``; unknown when either is unknown.
+    """Add every ``second ∘ first`` to ``bucket``; unknown (its reason) when either is.
 
     ``inst`` is the instruction whose maps ``seconds`` are, named by the error raised
     when an unsimplified composition grows past :data:`_MAX_UNSIMPLIFIED` nodes.
     """
     for carried, _ in firsts:
         for s in seconds:
-            if carried is None or s is None:
-                bucket.setdefault(_key(None), (None, None))
+            if isinstance(carried, Unknown) or isinstance(s, Unknown):
+                why = carried if isinstance(carried, Unknown) else s
+                bucket.setdefault(_key(why), (why, why))
                 continue
             with _blamed(inst):
                 composed = compose(carried, s)
@@ -226,7 +229,7 @@ def _expand(module: Module, callee: Computation, key: _Key, opts: _Options) -> _
 def _op_out_to_in(
     module: Module, comp: Computation, inst: Instruction, output_id: int
 ) -> _Steps[list[OperandMaps]]:
-    if inst.opcode == "fusion":
+    if inst.opcode in _CALLERS:
         callee = _callee(module, comp, inst)
         _output_shape(inst, output_id)
         return (yield (("out", callee.name, output_id), inst))
@@ -243,7 +246,7 @@ def _op_out_to_in(
 def _op_in_to_out(
     module: Module, comp: Computation, inst: Instruction, operand_id: int
 ) -> _Steps[list[OperandMaps]]:
-    if inst.opcode == "fusion":
+    if inst.opcode in _CALLERS:
         callee = _callee(module, comp, inst)
         if not 0 <= operand_id < len(inst.operands):
             raise inst.error(f"has {len(inst.operands)} operands, there is no operand {operand_id}")
@@ -252,8 +255,21 @@ def _op_in_to_out(
         return hlo_ops.input_to_output(inst, comp.operands_of(inst), operand_id)
 
 
+# Ops whose value is their called computation's root applied to their operands: a fusion
+# (calls=) and a call (to_apply=; JAX wraps relu, where, clip, ... in calls). Both are
+# analysed by composing through the computation (XLA's
+# ComputeOutputToInputFusionOpIndexing; XLA inlines calls before its analysis runs).
+_CALLERS: Final = {"fusion": "calls", "call": "to_apply"}
+
+
 def _callee(module: Module, comp: Computation, inst: Instruction) -> Computation:
-    callee = module.computation(inst.attrs["calls"].lstrip("%"))
+    attr = _CALLERS[inst.opcode]
+    if attr not in inst.attrs:
+        raise inst.error(f"a {inst.opcode} needs {attr}=COMPUTATION")
+    try:
+        callee = module.computation(inst.attrs[attr].lstrip("%"))
+    except HloError as exc:
+        raise inst.error(str(exc)) from None
     params = callee.parameters()
     if len(params) != len(inst.operands):
         raise inst.error(
@@ -277,6 +293,18 @@ def _dims(s: Shape) -> object:
 
 
 # ---------------------------------------------------------------------------- fusion traversal
+def _elements(inst: Instruction, i: int, op: Instruction) -> list[tuple[str, int]]:
+    """The (instruction, output id) pairs operand ``i`` of ``inst`` stands for.
+
+    One output, except where a whole tuple is an operand of an op other than
+    get-tuple-element (a while's or a call's carry): no map indexes a tuple, so the
+    op's map for it (unknown) stands for every element, none of which may be dropped.
+    """
+    if inst.opcode != "get-tuple-element" and op.shape.is_tuple:
+        return [(op.name, j) for j in range(len(op.shape.arrays()))]
+    return [(op.name, hlo_ops.operand_output_id(inst, i))]
+
+
 def _fused_out_to_in(
     module: Module, comp: Computation, output_id: int, opts: _Options
 ) -> _Steps[list[_Bucket]]:
@@ -296,10 +324,10 @@ def _fused_out_to_in(
                 continue
             per_operand = yield from _op_out_to_in(module, comp, inst, k)
             for i, producer in enumerate(per_operand):
-                target = (operands[i].name, hlo_ops.operand_output_id(inst, i))
-                _add_compositions(
-                    reached.setdefault(target, {}), consumer.values(), producer, opts, inst
-                )
+                for target in _elements(inst, i, operands[i]):
+                    _add_compositions(
+                        reached.setdefault(target, {}), consumer.values(), producer, opts, inst
+                    )
     params = comp.parameters()
     out: list[_Bucket] = []
     for n in range(len(params)):
@@ -307,7 +335,8 @@ def _fused_out_to_in(
         if p.shape.is_tuple:
             # An element of a tuple parameter is read: no map indexes the tuple itself.
             read = any(key[0] == p.name for key in reached)
-            out.append({_key(None): (None, None)} if read else {})
+            why = Unknown(f"{p.name} (parameter): a tuple; no map indexes the tuple itself")
+            out.append({_key(why): (why, why)} if read else {})
         else:
             out.append(reached.get((p.name, 0), {}))
     return out
@@ -326,7 +355,10 @@ def _fused_in_to_out(
     reached: dict[tuple[str, int], _Bucket] = {(p.name, 0): {_key(start): (start, start)}}
     for inst in _post_order(comp):  # every instruction after those it uses
         for i, op in enumerate(comp.operands_of(inst)):
-            source = reached.get((op.name, hlo_ops.operand_output_id(inst, i)))
+            source: _Bucket = {}
+            for element in _elements(inst, i, op):
+                for key, entry in reached.get(element, {}).items():
+                    source.setdefault(key, entry)
             if not source:
                 continue
             per_output = yield from _op_in_to_out(module, comp, inst, i)
@@ -356,10 +388,16 @@ def _physical_out_to_in(
         reason = f"{len(operands)} operand(s), but maps for {len(maps)}"
         raise operands[0][1].error(reason) if operands else HloError(reason)
     for ms, (shape, blame) in zip(maps, operands, strict=True):
+        if all(isinstance(m, Unknown) for m in ms):
+            # Nothing to convert: a tuple operand (a while's carry) has only unknown maps.
+            out_maps.append(ms)
+            continue
         to_physical = logical_to_physical(_array(shape, blame))
         out_maps.append(
             _distinct(
-                None if m is None else opts.finish(compose(compose(to_logical, m), to_physical))
+                m
+                if isinstance(m, Unknown)
+                else opts.finish(compose(compose(to_logical, m), to_physical))
                 for m in ms
             )
         )
@@ -383,7 +421,9 @@ def _physical_in_to_out(
         to_physical = logical_to_physical(shape)
         out_maps.append(
             _distinct(
-                None if m is None else opts.finish(compose(compose(to_logical, m), to_physical))
+                m
+                if isinstance(m, Unknown)
+                else opts.finish(compose(compose(to_logical, m), to_physical))
                 for m in ms
             )
         )
@@ -397,7 +437,7 @@ def _array(shape: Shape, blame: Instruction) -> Shape:
 
 
 def _finish_all(maps: list[OperandMaps], opts: _Options) -> list[OperandMaps]:
-    return [_distinct(None if m is None else opts.finish(m) for m in ms) for ms in maps]
+    return [_distinct(m if isinstance(m, Unknown) else opts.finish(m) for m in ms) for ms in maps]
 
 
 # ---------------------------------------------------------------------------- public API
@@ -413,10 +453,11 @@ def output_to_input(
 ) -> list[OperandMaps]:
     """Per operand of ``inst``, the maps from an index of its output ``output_id``.
 
-    ``inst`` belongs to ``computation`` of ``module``. A ``fusion`` is analysed through
-    its called computation. With ``physical``, indices are in memory order of the
-    shapes' layouts. Ops without operands give ``[]``; unsupported ops give unknown
-    (``None``) maps. Raises :class:`HloError` on inconsistent shapes or attributes.
+    ``inst`` belongs to ``computation`` of ``module``. A ``fusion`` (or ``call``) is
+    analysed through its called computation. With ``physical``, indices are in memory
+    order of the shapes' layouts. Ops without operands give ``[]``; unsupported ops give
+    :class:`Unknown` maps, with their reason. Raises :class:`HloError` on inconsistent
+    shapes or attributes.
     """
     with _blamed(inst):
         opts = _Options(simplify, remove_unused)
@@ -443,8 +484,8 @@ def input_to_output(
 ) -> list[OperandMaps]:
     """Per output of ``inst``, the maps from an index of its operand ``operand_id``.
 
-    Otherwise as :func:`output_to_input`. Ops XLA gives no input-to-output indexing
-    (gather, dynamic-slice, reduce-window, ...) give unknown (``None``) maps.
+    Otherwise as :func:`output_to_input`. Ops with no input-to-output indexing give
+    :class:`Unknown` maps, with their reason.
     """
     with _blamed(inst):
         opts = _Options(simplify, remove_unused)
@@ -515,7 +556,9 @@ def fused_input_to_output(
 def format_indexing(
     maps: Sequence[OperandMaps], label: str = "operand id", ids: Sequence[int] | None = None
 ) -> str:
-    """XLA's textual form: ``operand id = N`` then each map (or ``unknown indexing``).
+    """XLA's textual form: ``operand id = N`` then each map.
+
+    An unknown map prints as ``unknown indexing: REASON`` (XLA prints no reason).
 
     ``ids`` numbers the entries (default 0, 1, ...); ``label`` names them.
     """

@@ -7,8 +7,9 @@ contributes to. Range variables ``s`` enumerate many elements (a reduction), run
 variables ``rt`` stand for values known only when the program runs (a dynamic offset).
 
 Maps are returned per operand (or per output) as a tuple of maps, a *set* that is
-usually one map; ``None`` in it means the indexing is unknown (an op or a direction
-XLA does not model either). Maps are built, not simplified: callers simplify.
+usually one map; an :class:`Unknown` in it means the indexing is unknown (an op, a
+form or a direction no map models exactly), and says why. Maps are built, not
+simplified: callers simplify.
 
 Shapes and attributes are checked before any index is used, so a malformed
 instruction raises :class:`~quorem.engine.indexing.hlo.HloError` naming its line.
@@ -19,7 +20,7 @@ from __future__ import annotations
 import dataclasses
 import re
 from collections.abc import Callable, Sequence
-from typing import Final
+from typing import Final, Literal
 
 from quorem.engine.indexing.compose import compose
 from quorem.engine.indexing.hlo import ConvLabels, Instruction, PadDim, Shape, WindowDim
@@ -31,6 +32,7 @@ from quorem.engine.term import Term, as_term, maximum, minimum
 __all__ = [
     "ELEMENTWISE",
     "OperandMaps",
+    "Unknown",
     "input_to_output",
     "operand_output_id",
     "output_to_input",
@@ -40,8 +42,24 @@ __all__ = [
     "scalar_write_map",
 ]
 
-OperandMaps = tuple[IndexingMap | None, ...]
-UNKNOWN: Final[OperandMaps] = (None,)
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Unknown:
+    """Unknown indexing: no map is given, and ``reason`` says why.
+
+    The reason names the instruction and what it lacks (an opaque custom-call target, a
+    loop whose trip count is data, a form no map models), so a user sees what blocks a
+    composition, not only that something does. It is falsy, as the ``None`` it
+    replaces was: ``[m for m in maps if m]`` keeps the known maps.
+    """
+
+    reason: str
+
+    def __bool__(self) -> Literal[False]:
+        return False
+
+
+OperandMaps = tuple[IndexingMap | Unknown, ...]
 
 # Ops whose output element i reads element i of each operand (a scalar operand, as
 # `select` and `clamp` allow, is read whole).
@@ -253,6 +271,10 @@ class _Ctx:
     def error(self, reason: str) -> Exception:
         return self.inst.error(reason)
 
+    def unknown(self, reason: str) -> OperandMaps:
+        """One unknown map, its reason naming this instruction."""
+        return (Unknown(f"{self.inst.name} ({self.inst.opcode}): {reason}"),)
+
     def out(self, output_id: int = 0) -> Shape:
         arrays = self.inst.shape.arrays()
         if not 0 <= output_id < len(arrays):
@@ -316,15 +338,21 @@ def _bitcast_convert_out(c: _Ctx, k: int) -> list[OperandMaps]:
     # disappears, which is not modelled.
     c.n_args(1)
     if c.arg(0).dims != c.out().dims:
-        return [UNKNOWN]
+        return [c.unknown(_WIDTH_CHANGE)]
     return _elementwise_out(c, k)
 
 
 def _bitcast_convert_in(c: _Ctx, i: int) -> list[OperandMaps]:
     c.n_args(1)
     if c.arg(0).dims != c.out().dims:
-        return [UNKNOWN]
+        return [c.unknown(_WIDTH_CHANGE)]
     return _elementwise_in(c, i)
+
+
+_WIDTH_CHANGE: Final = (
+    "between element types of different widths a dimension appears or disappears, "
+    "which no map models"
+)
 
 
 def _elementwise_in(c: _Ctx, i: int) -> list[OperandMaps]:
@@ -667,17 +695,17 @@ def _reduce_in(c: _Ctx, i: int) -> list[OperandMaps]:
     return _copies(IndexingMap.build(_box(src), lambda d, s, rt: [d[j] for j in free]), n)
 
 
-def _reduce_window_out(c: _Ctx, k: int) -> list[OperandMaps]:
+def _reduce_window_check(
+    c: _Ctx,
+) -> tuple[int, tuple[int, ...], tuple[WindowDim, ...], list[PadDim], tuple[int, ...]]:
+    """``(inputs, input dims, window, pads, output dims)`` of a reduce-window."""
     n = len(c.operands) // 2
     if n == 0 or len(c.operands) != 2 * n:
         raise c.error("expects inputs followed by as many init values")
-    if not _window_ok(c):
-        return [UNKNOWN] * len(c.operands)
     src = c.arg(0).dims
     window = c.inst.window()
     if len(window) != len(src):
         raise c.error(f"window= has {len(window)} dimensions, the input has rank {len(src)}")
-    out = c.out(k).dims
     for i in range(n):
         c.same_dims(f"input {i} ({c.operands[i].name})", c.arg(i).dims, src)
         c.same_dims(f"init value {i} ({c.operands[n + i].name})", c.arg(n + i).dims, ())
@@ -689,6 +717,17 @@ def _reduce_window_out(c: _Ctx, k: int) -> list[OperandMaps]:
         want.append((padded - extent) // w.stride + 1 if padded >= extent else 0)
     for j in range(len(c.outputs())):
         c.same_dims(f"output {j}", c.out(j).dims, want)
+    return n, src, window, pads, tuple(want)
+
+
+def _window_to_input(
+    src: Sequence[int], window: Sequence[WindowDim], out: Sequence[int]
+) -> IndexingMap:
+    """From a window position (of ``out``) to the input elements its window covers.
+
+    XLA's ComposeWindowIndexingMap: the window over the padded, base-dilated input,
+    composed with pad indexing back to the input's own elements.
+    """
     # Windows of size 1 need no range variable (XLA does the same).
     wide = [j for j, w in enumerate(window) if w.size > 1]
 
@@ -701,14 +740,157 @@ def _reduce_window_out(c: _Ctx, k: int) -> list[OperandMaps]:
     windowed = IndexingMap.build(
         _box(out), results, range_vars=[(0, window[j].size - 1) for j in wide]
     )
-    # Windowing reads the padded (and base-dilated) input, which pad indexing maps back.
-    m = compose(windowed, pad_map(src, pads))
+    pads = [PadDim(w.pad_lo, w.pad_hi, w.base_dilation - 1) for w in window]
+    return compose(windowed, pad_map(src, pads))
+
+
+def _covering(
+    x: Term, w: WindowDim, m: int, s: Term | None
+) -> tuple[Term, list[tuple[Term, int, int]]]:
+    """The window position covering input index ``x`` along one dimension.
+
+    And its constraints (see :func:`_input_to_window`); ``s`` is the window index where
+    windows overlap (a range variable), None where they do not.
+    """
+    p = x * w.base_dilation + w.pad_lo - (s * w.window_dilation if s is not None else 0)
+    result = p // w.stride if w.stride != 1 else p
+    if s is not None:
+        cons = [(p, 0, (m - 1) * w.stride)]
+        if w.stride != 1:
+            cons.append((p % w.stride, 0, 0))
+        return result, cons
+    cons = [(p, 0, m * w.stride - 1)]
+    if w.stride != 1:
+        last = (w.size - 1) * w.window_dilation
+        if last < w.stride - 1:
+            cons.append((p % w.stride, 0, last))
+        if w.window_dilation > 1 and w.size > 1:
+            cons.append((p % w.stride % w.window_dilation, 0, 0))
+    return result, cons
+
+
+def _overlapping(window: Sequence[WindowDim]) -> list[int]:
+    """The dimensions whose windows overlap: an input is in several, a range variable."""
+    return [j for j, w in enumerate(window) if (w.size - 1) * w.window_dilation >= w.stride]
+
+
+def _input_to_window(
+    src: Sequence[int], window: Sequence[WindowDim], out: Sequence[int]
+) -> IndexingMap:
+    """The inverse of :func:`_window_to_input`: the window positions covering an input.
+
+    Input ``x`` sits at padded position ``p = x*base_dilation + pad_lo``; window position
+    ``o`` covers ``o*stride + w*window_dilation`` for window index ``w``, so ``x`` is in
+    the windows ``o = (p - w*window_dilation) / stride`` for each ``w`` (a range
+    variable) where the division is exact and ``o`` is a position of ``out``
+    (constraints). Where windows do not overlap (``(size-1)*window_dilation < stride``,
+    as in pooling) there is at most one: ``o = p / stride``, the remainder a window
+    index times the dilation (constraints), with no range variable.
+    """
+    overlap = _overlapping(window)
+
+    def covering(d: list[Term], s: list[Term]) -> list[tuple[Term, list[tuple[Term, int, int]]]]:
+        return [
+            _covering(d[j], w, m, s[overlap.index(j)] if j in overlap else None)
+            for j, (w, m) in enumerate(zip(window, out, strict=True))
+        ]
+
+    return IndexingMap.build(
+        _box(src),
+        lambda d, s, rt: [r for r, _ in covering(d, s)],
+        range_vars=[(0, window[j].size - 1) for j in overlap],
+        constraints=lambda d, s, rt: [c for _, cons in covering(d, s) for c in cons],
+    )
+
+
+def _reduce_window_out(c: _Ctx, k: int) -> list[OperandMaps]:
+    """XLA's ComputeOutputToInputReduceWindowOpIndexing: the window over the padded input."""
+    if not _window_ok(c):
+        return [_window_unknown(c)] * len(c.operands)
+    n, src, window, _, out = _reduce_window_check(c)
+    c.out(k)
+    m = _window_to_input(src, window, out)
     return _copies(m, n) + _copies(scalar_read_map(out), n)
+
+
+def _reduce_window_in(c: _Ctx, i: int) -> list[OperandMaps]:
+    """Input ``x`` reaches each window position whose window covers it.
+
+    The inverse of :func:`_reduce_window_out` (XLA gives none; see
+    :func:`_input_to_window`). Every input of a variadic reduce-window reaches every
+    output; an init value reaches all of them.
+    """
+    if not _window_ok(c):
+        return [_window_unknown(c)] * len(c.outputs())
+    n, src, window, _, out = _reduce_window_check(c)
+    if i >= n:
+        return _copies(scalar_write_map(out), len(c.outputs()))
+    return _copies(_input_to_window(src, window, out), len(c.outputs()))
+
+
+def _select_and_scatter_check(
+    c: _Ctx,
+) -> tuple[tuple[int, ...], tuple[WindowDim, ...], tuple[int, ...]]:
+    """``(operand dims, window, window positions)`` of a select-and-scatter."""
+    c.n_args(3)
+    src, source = c.arg(0).dims, c.arg(1).dims
+    window = c.inst.window()
+    if len(window) != len(src):
+        raise c.error(f"window= has {len(window)} dimensions, the operand has rank {len(src)}")
+    if any(w.base_dilation != 1 or w.window_dilation != 1 for w in window):
+        raise c.error("a select-and-scatter window has no dilation")
+    c.same_dims(
+        "the source", source, [_windowed_extent(n, w) for n, w in zip(src, window, strict=True)]
+    )
+    c.same_dims("the init value", c.arg(2).dims, ())
+    c.same_dims("the output", c.out().dims, src)
+    return src, window, source
+
+
+def _select_and_scatter_out(c: _Ctx, k: int) -> list[OperandMaps]:
+    """Select-and-scatter (the gradient of max pooling; XLA has no indexing for it).
+
+    Each window position selects one element of its window of the operand (``select``
+    compares them all) and scatters its source element there. Output ``x`` therefore
+    reads the source at every window covering ``x`` and the operand at every element of
+    those windows (any of them may win the selection instead of ``x``): the window
+    maps of reduce-window, inverted then composed. Padding is never selected.
+    """
+    if not _window_ok(c):
+        return [_window_unknown(c)] * 3
+    src, window, source = _select_and_scatter_check(c)
+    covering = _input_to_window(src, window, source)
+    return [
+        (compose(covering, _window_to_input(src, window, source)),),
+        (covering,),
+        (scalar_read_map(src),),
+    ]
+
+
+def _select_and_scatter_in(c: _Ctx, i: int) -> list[OperandMaps]:
+    """The inverse of :func:`_select_and_scatter_out`.
+
+    An operand element reaches every element of the windows covering it (it takes part
+    in their selections); a source element reaches every element of its window (the
+    one selected); the init value reaches every output element.
+    """
+    if not _window_ok(c):
+        return [_window_unknown(c)]
+    src, window, source = _select_and_scatter_check(c)
+    to_input = _window_to_input(src, window, source)
+    if i == 0:
+        return _one(compose(_input_to_window(src, window, source), to_input))
+    return _one(to_input if i == 1 else scalar_write_map(src))
 
 
 def _window_ok(c: _Ctx) -> bool:
     """Whether every field of ``window=`` is one indexing reads (else: unknown indexing)."""
     return "window" not in c.inst.attrs or not c.inst.window_unknown_fields()
+
+
+def _window_unknown(c: _Ctx) -> OperandMaps:
+    fields = ", ".join(c.inst.window_unknown_fields())
+    return c.unknown(f"window= has field(s) {fields} that no map models")
 
 
 def _windowed_extent(n: int, w: WindowDim) -> int:
@@ -783,7 +965,7 @@ def _conv_out(c: _Ctx, k: int) -> list[OperandMaps]:
     as XLA's map does: more than the op reads, never less.
     """
     if not _window_ok(c):
-        return [UNKNOWN, UNKNOWN]
+        return [_window_unknown(c)] * 2
     lab, window, fgc, bgc = _conv_check(c)
     lhs, rhs, out = c.arg(0).dims, c.arg(1).dims, c.out().dims
     rank, ns = len(out), len(window)
@@ -843,6 +1025,72 @@ def _conv_out(c: _Ctx, k: int) -> list[OperandMaps]:
     )
     kernel = IndexingMap.build(_box(out), kernel_results, range_vars=ranges)
     return [(inputs,), (kernel,)]
+
+
+def _conv_in(c: _Ctx, i: int) -> list[OperandMaps]:
+    """The inverse of :func:`_conv_out` (XLA gives none).
+
+    An input element reaches the output positions whose windows cover it (as for
+    reduce-window, the input lhs-dilated and padded), every output feature of its
+    feature group (all of them without groups), and its batch (modulo the batch per
+    group; with one batch per batch group, only its group's features). A kernel element
+    of output feature ``f`` reaches every output element of feature ``f``.
+    """
+    if not _window_ok(c):
+        return [_window_unknown(c)]
+    lab, window, fgc, bgc = _conv_check(c)
+    rhs, out = c.arg(1).dims, c.out().dims
+    rank = len(out)
+    features = rhs[lab.kernel_output_feature]
+    if i == 1:
+        free = [lab.output_batch, *lab.output_spatial]
+
+        def kernel_results(d: list[Term], s: list[Term], rt: list[Term]) -> list[Term]:
+            res: list[Term] = [as_term(0)] * rank
+            for n, j in enumerate(free):
+                res[j] = s[n]
+            res[lab.output_feature] = d[lab.kernel_output_feature]
+            return res
+
+        return _one(
+            IndexingMap.build(_box(rhs), kernel_results, range_vars=_box([out[j] for j in free]))
+        )
+    cin = rhs[lab.kernel_input_feature]
+    any_group = bgc > 1 and out[lab.output_batch] > 1
+    overlap = _overlapping(window)
+    spatial_out = [out[j] for j in lab.output_spatial]
+    # Range variables: the overlapping window indices, then the output feature within
+    # the group (or among all features).
+    per_group = features // fgc if fgc > 1 else features // bgc if bgc > 1 and not any_group else 0
+    feature_range = (0, per_group - 1) if per_group else (0, features - 1)
+
+    def covering(d: list[Term], s: list[Term]) -> list[tuple[Term, list[tuple[Term, int, int]]]]:
+        return [
+            _covering(d[lab.input_spatial[k]], w, m, s[overlap.index(k)] if k in overlap else None)
+            for k, (w, m) in enumerate(zip(window, spatial_out, strict=True))
+        ]
+
+    def results(d: list[Term], s: list[Term], rt: list[Term]) -> list[Term]:
+        res: list[Term] = [as_term(0)] * rank
+        for k, (r, _) in enumerate(covering(d, s)):
+            res[lab.output_spatial[k]] = r
+        f = s[len(overlap)]
+        batch = d[lab.input_batch]
+        if fgc > 1:
+            f = (d[lab.input_feature] // max(1, cin)) * per_group + f
+        elif bgc > 1 and not any_group:
+            f = batch * per_group + f  # one batch per group: the batch is the group
+        res[lab.output_feature] = f
+        res[lab.output_batch] = batch % out[lab.output_batch] if bgc > 1 else batch
+        return res
+
+    m = IndexingMap.build(
+        _box(c.arg(0).dims),
+        results,
+        range_vars=[(0, window[k].size - 1) for k in overlap] + [feature_range],
+        constraints=lambda d, s, rt: [x for _, cons in covering(d, s) for x in cons],
+    )
+    return _one(m)
 
 
 # ---------------------------------------------------------------------------- runtime values
@@ -986,7 +1234,9 @@ def _rt_terms(fixed: list[Term | None], rt: list[Term]) -> list[Term]:
     return [next(it) if v is None else v for v in fixed]
 
 
-def _dynamic_slice_out(c: _Ctx, k: int) -> list[OperandMaps]:
+def _dynamic_slice_check(
+    c: _Ctx,
+) -> tuple[tuple[int, ...], tuple[int, ...], list[tuple[int, int]], list[str], list[Term | None]]:
     if not c.operands:
         raise c.error("needs an operand")
     src = c.arg(0).dims
@@ -999,12 +1249,41 @@ def _dynamic_slice_out(c: _Ctx, k: int) -> list[OperandMaps]:
     if any(s > n for s, n in zip(sizes, src, strict=True)):
         raise c.error(f"slice sizes [{_dims(sizes)}] exceed the operand [{_dims(src)}]")
     rt_bounds, sources, consts = _offsets(c, 1, src, sizes)
+    return src, out, rt_bounds, sources, consts
+
+
+def _dynamic_slice_out(c: _Ctx, k: int) -> list[OperandMaps]:
+    """XLA's ComputeOutputToInputDynamicSliceOpIndexing: ``d + offset``, offsets rt vars."""
+    src, out, rt_bounds, sources, consts = _dynamic_slice_check(c)
 
     def results(d: list[Term], s: list[Term], rt: list[Term]) -> list[Term]:
         return [x + o for x, o in zip(d, _rt_terms(consts, rt), strict=True)]
 
     m = IndexingMap.build(_box(out), results, rt_vars=rt_bounds, rt_sources=sources)
     return _copies(m, 1) + _copies(scalar_read_map(out), len(src))
+
+
+def _dynamic_slice_in(c: _Ctx, i: int) -> list[OperandMaps]:
+    """Operand index ``x`` reaches output ``x - offset`` where that is inside the slice.
+
+    The inverse of :func:`_dynamic_slice_out` (XLA gives none): the same runtime
+    variables (or fixed offsets), with ``0 <= x - offset < size`` as constraints. An
+    offset operand reaches every output element.
+    """
+    src, out, rt_bounds, sources, consts = _dynamic_slice_check(c)
+    if i > 0:
+        return _one(scalar_write_map(out))
+
+    def results(d: list[Term], s: list[Term], rt: list[Term]) -> list[Term]:
+        return [x - o for x, o in zip(d, _rt_terms(consts, rt), strict=True)]
+
+    def constraints(d: list[Term], s: list[Term], rt: list[Term]) -> list[tuple[Term, int, int]]:
+        return [(r, 0, n - 1) for r, n in zip(results(d, s, rt), out, strict=True)]
+
+    m = IndexingMap.build(
+        _box(src), results, rt_vars=rt_bounds, rt_sources=sources, constraints=constraints
+    )
+    return _one(m)
 
 
 def _dus_check(
@@ -1051,63 +1330,466 @@ def _dus_in(c: _Ctx, i: int) -> list[OperandMaps]:
     return _one(IndexingMap.build(_box(upd), results, rt_vars=rt_bounds, rt_sources=sources))
 
 
-def _gather_out(c: _Ctx, k: int) -> list[OperandMaps]:
-    # Only the canonical form GatherSimplifier produces, as XLA.
+@dataclasses.dataclass(frozen=True, slots=True)
+class _Gather:
+    """A gather's dimension numbers, in any form (GatherSimplifier's or JAX's).
+
+    ``starts[k]`` is the operand dimension index-vector component ``k`` starts;
+    ``batch`` the output dimensions that are not offset dimensions, in order, matching
+    ``idx_batch``, the dimensions of the indices other than ``ivd``; ``offsets[j]`` the
+    operand dimension output dimension ``offset_dims[j]`` walks; ``batching`` pairs an
+    operand batching dimension with the position in ``batch`` its index comes from.
+    """
+
+    src: tuple[int, ...]
+    idx: tuple[int, ...]
+    out: tuple[int, ...]
+    ivd: int
+    starts: list[int]
+    sizes: tuple[int, ...]
+    offset_dims: list[int]
+    offsets: list[int]
+    batch: list[int]
+    idx_batch: list[int]
+    batching: list[tuple[int, int]]
+
+    def idx_index(self, d: Sequence[Term], k: Term | None) -> list[Term]:
+        """The indices' index of output index ``d``'s start vector, component ``k``."""
+        res = [d[b] for b in self.batch]
+        if k is not None:
+            res.insert(self.ivd, k)
+        return res
+
+
+def _gather_check(c: _Ctx) -> _Gather:
     c.n_args(2)
     src, idx, out = c.arg(0).dims, c.arg(1).dims, c.out().dims
     r = len(src)
-    if len(idx) != 2 or c.inst.int_attr("index_vector_dim") != 1:
-        raise c.error(
-            "only simplified gathers are supported: indices [N, K] with index_vector_dim=1"
-        )
-    if c.inst.int_list("offset_dims") != tuple(range(1, r + 1)):
-        raise c.error(f"only simplified gathers are supported: offset_dims={{1..{r}}}")
-    for name in ("collapsed_slice_dims", "operand_batching_dims", "start_indices_batching_dims"):
-        if c.inst.int_list(name, ()):
-            raise c.error(f"only simplified gathers are supported: {name} must be empty")
-    start = c.dims_attr("start_index_map", r)
-    if len(start) != idx[1]:
-        raise c.error(f"start_index_map has {len(start)} entries, the index vectors {idx[1]}")
+    ivd = c.inst.int_attr("index_vector_dim")
+    if not 0 <= ivd <= len(idx):
+        raise c.error(f"index_vector_dim={ivd} must be within [0, {len(idx)}]")
+    vector = idx[ivd] if ivd < len(idx) else 1
+    starts = c.dims_attr("start_index_map", r)
+    if len(starts) != vector:
+        raise c.error(f"start_index_map has {len(starts)} entries, the index vectors {vector}")
+    collapsed = c.dims_attr("collapsed_slice_dims", r, ())
+    obatch = c.dims_attr("operand_batching_dims", r, ())
+    ibatch = c.dims_attr("start_indices_batching_dims", len(idx), ())
+    if len(obatch) != len(ibatch) or ivd in ibatch or set(collapsed) & set(obatch):
+        raise c.error("operand and start_indices batching dims must pair up, apart from the rest")
     sizes = c.inst.int_list("slice_sizes")
-    if len(sizes) != r or any(not 0 <= s <= n for s, n in zip(sizes, src, strict=True)):
+    if len(sizes) != r or any(not 0 <= k <= n for k, n in zip(sizes, src, strict=True)):
         raise c.error(f"slice_sizes must give {r} sizes within [{_dims(src)}]")
-    c.same_dims("the output", out, [idx[0], *sizes])
+    if any(sizes[j] > 1 for j in (*collapsed, *obatch)):
+        raise c.error("collapsed and batching dimensions must have slice size 1")
+    offsets = [j for j in range(r) if j not in collapsed and j not in obatch]
+    offset_dims = c.dims_attr("offset_dims", len(out))
+    if offset_dims != sorted(offset_dims) or len(offset_dims) != len(offsets):
+        raise c.error(
+            f"offset_dims must list {len(offsets)} increasing output dims (one per operand "
+            "dimension neither collapsed nor batching)"
+        )
+    batch = [j for j in range(len(out)) if j not in offset_dims]
+    idx_batch = [j for j in range(len(idx)) if j != ivd]
+    want = [0] * len(out)
+    for j, o in zip(offsets, offset_dims, strict=True):
+        want[o] = sizes[j]
+    if len(batch) != len(idx_batch):
+        raise c.error(f"the output has {len(batch)} batch dims, the indices {len(idx_batch)}")
+    for b, j in zip(batch, idx_batch, strict=True):
+        want[b] = idx[j]
+    c.same_dims("the output", out, want)
+    batching = [(o, idx_batch.index(i)) for o, i in zip(obatch, ibatch, strict=True)]
+    for o, pos in batching:
+        if src[o] != idx[idx_batch[pos]]:
+            raise c.error(f"operand batching dim {o} and its indices dim differ in size")
+    return _Gather(
+        src, idx, out, ivd, starts, sizes, offset_dims, offsets, batch, idx_batch, batching
+    )
 
-    # Start index j comes from column start.index(j) of row d0 of the indices: fixed
-    # where constants or an iota give it (clamped as gather clamps), else a runtime
-    # variable.
+
+def _gather_starts(
+    c: _Ctx, g: _Gather
+) -> tuple[_Value | None, list[int], list[tuple[int, int]], list[str]]:
+    """The indices' value function, and the start components left runtime variables.
+
+    A component is fixed where constants or an iota give it at every output index (a
+    probe with the output's own variables), else a runtime variable in ``[0, n - size]``
+    (gather clamps a start so the slice stays inside), named by the indices' element.
+    """
     value = _value_fn(c, c.operands[1])
-    probe = IndexingMap.build(_box(out), lambda d, s, rt: list(d)).results
-    fixed = [
-        value is not None
-        and _fixed_value(value, [probe[0], as_term(n)], src[j] - sizes[j]) is not None
-        for n, j in enumerate(start)
-    ]
-    dyn = [j for j, f in zip(start, fixed, strict=True) if not f]
+    probe = IndexingMap.build(_box(g.out), lambda d, s, rt: list(d)).results
+    dyn: list[int] = []
+    for k, j in enumerate(g.starts):
+        comp = as_term(k) if g.ivd < len(g.idx) else None
+        if _fixed_value(value, g.idx_index(probe, comp), g.src[j] - g.sizes[j]) is None:
+            dyn.append(k)
+    bounds = [(0, g.src[g.starts[k]] - g.sizes[g.starts[k]]) for k in dyn]
+    names = []
+    for k in dyn:
+        where = [f"d{b}" for b in g.batch]
+        if g.ivd < len(g.idx):
+            where.insert(g.ivd, str(k))
+        names.append(f"{c.operands[1].name}[{', '.join(where)}] (operand 1 of {c.inst.name})")
+    return value, dyn, bounds, names
+
+
+def _gather_start(
+    g: _Gather, value: _Value | None, dyn: list[int], d: Sequence[Term], rt: Sequence[Term]
+) -> list[Term]:
+    """Per operand dimension, the start of the slice output index ``d`` lies in."""
+    res: list[Term] = [as_term(0)] * len(g.src)
+    for k, j in enumerate(g.starts):
+        if k in dyn:
+            res[j] = rt[dyn.index(k)]
+        else:
+            comp = as_term(k) if g.ivd < len(g.idx) else None
+            v = _fixed_value(value, g.idx_index(d, comp), g.src[j] - g.sizes[j])
+            assert v is not None  # as probed
+            res[j] = v
+    for o, pos in g.batching:
+        res[o] = d[g.batch[pos]]
+    return res
+
+
+def _gather_out(c: _Ctx, k: int) -> list[OperandMaps]:
+    """Gather, in any form: XLA's ComputeOutputToInputGatherOpIndexing, generalised.
+
+    XLA indexes only the form its GatherSimplifier produces (indices ``[N, K]``,
+    ``index_vector_dim=1``, every operand dimension an offset dimension) and rewrites
+    other gathers to it by reshaping and transposing the indices and the output. The
+    maps here are those of that rewrite composed: output index ``d`` reads the operand
+    at the slice start (component ``k`` of the index vector at ``d``'s batch
+    position, clamped; a runtime variable unless constants or an iota give it) plus
+    ``d``'s offset along the non-collapsed dimensions; batching dimensions (``vmap``)
+    read the operand at the batch index itself. The indices are read at ``d``'s batch
+    position, the whole index vector (a range variable).
+    """
+    g = _gather_check(c)
+    value, dyn, bounds, names = _gather_starts(c, g)
 
     def results(d: list[Term], s: list[Term], rt: list[Term]) -> list[Term]:
-        res: list[Term] = []
-        for j in range(r):
-            if j not in start:
-                res.append(d[1 + j])
-            elif j in dyn:
-                res.append(d[1 + j] + rt[dyn.index(j)])
-            else:
-                n = start.index(j)
-                v = _fixed_value(value, [d[0], as_term(n)], src[j] - sizes[j])
-                assert v is not None  # as probed
-                res.append(d[1 + j] + v)
-        return res
+        start = _gather_start(g, value, dyn, d, rt)
+        for j, o in zip(g.offsets, g.offset_dims, strict=True):
+            start[j] = start[j] + d[o]
+        return start
 
-    rt_bounds = [(0, src[j] - sizes[j]) for j in dyn]
-    names = [
-        f"{c.operands[1].name}[d0, {start.index(j)}] (operand 1 of {c.inst.name})" for j in dyn
-    ]
-    operand = IndexingMap.build(_box(out), results, rt_vars=rt_bounds, rt_sources=names)
+    operand = IndexingMap.build(_box(g.out), results, rt_vars=bounds, rt_sources=names)
+    vector = g.idx[g.ivd] if g.ivd < len(g.idx) else 0
     indices = IndexingMap.build(
-        _box(out), lambda d, s, rt: [d[0], s[0]], range_vars=[(0, idx[1] - 1)]
+        _box(g.out),
+        lambda d, s, rt: g.idx_index(d, s[0] if vector else None),
+        range_vars=[(0, vector - 1)] if vector else [],
     )
     return [(operand,), (indices,)]
+
+
+def _gather_in(c: _Ctx, i: int) -> list[OperandMaps]:
+    """Gather input-to-output (XLA gives none): where an element can land.
+
+    An operand element ``x`` lands at every batch position (range variables) whose slice
+    holds it: the offset along each non-collapsed dimension is ``x - start``, which must
+    lie in ``[0, size)``; along a collapsed dimension the start must equal ``x``; a
+    batching dimension's batch index is ``x`` itself. Starts are runtime variables unless
+    constants or an iota fix them (then the batch positions they give are exact). An
+    element of the indices reaches every output element of its batch position.
+    """
+    g = _gather_check(c)
+    if i == 1:
+
+        def idx_results(d: list[Term], s: list[Term], rt: list[Term]) -> list[Term]:
+            res: list[Term] = [as_term(0)] * len(g.out)
+            for b, j in zip(g.batch, g.idx_batch, strict=True):
+                res[b] = d[j]
+            for n, o in enumerate(g.offset_dims):
+                res[o] = s[n]
+            return res
+
+        return _one(
+            IndexingMap.build(
+                _box(g.idx), idx_results, range_vars=_box([g.out[o] for o in g.offset_dims])
+            )
+        )
+    value, dyn, bounds, names = _gather_starts(c, g)
+
+    def out_index(d: list[Term], s: list[Term], rt: list[Term]) -> list[Term]:
+        res: list[Term] = [as_term(0)] * len(g.out)
+        for n, b in enumerate(g.batch):
+            res[b] = s[n]
+        start = _gather_start(g, value, dyn, res, rt)
+        for j, o in zip(g.offsets, g.offset_dims, strict=True):
+            res[o] = d[j] - start[j]
+        return res
+
+    def constraints(d: list[Term], s: list[Term], rt: list[Term]) -> list[tuple[Term, int, int]]:
+        res = [as_term(0)] * len(g.out)
+        for n, b in enumerate(g.batch):
+            res[b] = s[n]
+        start = _gather_start(g, value, dyn, res, rt)
+        cons: list[tuple[Term, int, int]] = []
+        for j in range(len(g.src)):
+            cons.append((d[j] - start[j], 0, g.sizes[j] - 1))
+        return cons
+
+    m = IndexingMap.build(
+        _box(g.src),
+        out_index,
+        range_vars=_box([g.out[b] for b in g.batch]),
+        rt_vars=bounds,
+        rt_sources=names,
+        constraints=constraints,
+    )
+    return _one(m)
+
+
+# ---------------------------------------------------------------------------- scatter
+@dataclasses.dataclass(frozen=True, slots=True)
+class _Scatter:
+    """A scatter's dimension numbers (StableHLO's names).
+
+    ``n`` inputs (and as many updates and outputs) of dims ``src``; ``starts[k]`` is the
+    operand dimension index-vector component ``k`` starts; ``scatter_dims`` are the
+    update dimensions that pick a scatter position (matching ``idx_batch``, the
+    dimensions of the indices other than ``ivd``); ``window_dims[j]`` walks operand
+    dimension ``windows[j]``; ``batching`` pairs an operand batching dimension with the
+    position in ``scatter_dims`` its index comes from; ``wsize`` is the update window's
+    size along each operand dimension (1 where it is inserted or batching).
+    """
+
+    n: int
+    src: tuple[int, ...]
+    idx: tuple[int, ...]
+    upd: tuple[int, ...]
+    ivd: int
+    starts: list[int]
+    scatter_dims: list[int]
+    idx_batch: list[int]
+    window_dims: list[int]
+    windows: list[int]
+    batching: list[tuple[int, int]]
+    wsize: list[int]
+
+    def idx_index(self, pos: Sequence[Term], k: int) -> list[Term]:
+        """The indices' index of component ``k`` of the start at scatter position ``pos``."""
+        res = list(pos)
+        if self.ivd < len(self.idx):
+            res.insert(self.ivd, as_term(k))
+        return res
+
+
+def _scatter_check(c: _Ctx) -> _Scatter:
+    n = (len(c.operands) - 1) // 2
+    if n < 1 or len(c.operands) != 2 * n + 1:
+        raise c.error("expects inputs, the indices, then as many updates as inputs")
+    src, idx, upd = c.arg(0).dims, c.arg(n).dims, c.arg(n + 1).dims
+    outs = c.outputs()
+    if len(outs) != n:
+        raise c.error(f"has {n} inputs but {len(outs)} outputs")
+    for i in range(n):
+        c.same_dims(f"input {i} ({c.operands[i].name})", c.arg(i).dims, src)
+        c.same_dims(f"update {i} ({c.operands[n + 1 + i].name})", c.arg(n + 1 + i).dims, upd)
+        c.same_dims(f"output {i}", outs[i].dims, src)
+    r = len(src)
+    ivd = c.inst.int_attr("index_vector_dim")
+    if not 0 <= ivd <= len(idx):
+        raise c.error(f"index_vector_dim={ivd} must be within [0, {len(idx)}]")
+    vector = idx[ivd] if ivd < len(idx) else 1
+    starts = c.dims_attr("scatter_dims_to_operand_dims", r)
+    if len(starts) != vector:
+        raise c.error(
+            f"scatter_dims_to_operand_dims has {len(starts)} entries, the index vectors {vector}"
+        )
+    inserted = c.dims_attr("inserted_window_dims", r, ())
+    obatch = c.dims_attr("input_batching_dims", r, ())
+    ibatch = c.dims_attr("scatter_indices_batching_dims", len(idx), ())
+    if len(obatch) != len(ibatch) or ivd in ibatch or set(inserted) & set(obatch):
+        raise c.error("input and scatter_indices batching dims must pair up, apart from the rest")
+    window_dims = c.dims_attr("update_window_dims", len(upd))
+    windows = [j for j in range(r) if j not in inserted and j not in obatch]
+    if window_dims != sorted(window_dims) or len(window_dims) != len(windows):
+        raise c.error(
+            f"update_window_dims must list {len(windows)} increasing update dims (one per "
+            "operand dimension neither inserted nor batching)"
+        )
+    scatter_dims = [j for j in range(len(upd)) if j not in window_dims]
+    idx_batch = [j for j in range(len(idx)) if j != ivd]
+    c.same_dims(
+        "the update's scatter dims", [upd[j] for j in scatter_dims], [idx[j] for j in idx_batch]
+    )
+    wsize = [1] * r
+    for j, w in zip(windows, window_dims, strict=True):
+        wsize[j] = upd[w]
+    if any(k > m for k, m in zip(wsize, src, strict=True)):
+        raise c.error(f"the update window [{_dims(wsize)}] exceeds the input [{_dims(src)}]")
+    batching = [(o, idx_batch.index(i)) for o, i in zip(obatch, ibatch, strict=True)]
+    for o, pos in batching:
+        if src[o] != idx[idx_batch[pos]]:
+            raise c.error(f"input batching dim {o} and its indices dim differ in size")
+    return _Scatter(
+        n,
+        src,
+        idx,
+        upd,
+        ivd,
+        starts,
+        scatter_dims,
+        idx_batch,
+        window_dims,
+        windows,
+        batching,
+        wsize,
+    )
+
+
+def _scatter_starts(
+    c: _Ctx, g: _Scatter, probe: Sequence[Term], names: Sequence[str]
+) -> tuple[_Value | None, list[int], list[tuple[int, int]], list[str]]:
+    """The indices' value function, and the start components left runtime variables.
+
+    ``probe`` is a scatter position over the map's own variables (``names`` their
+    names): a component is fixed where constants or an iota give it there. A runtime start lies in
+    ``[0, n - window]``: a scatter whose window does not fit is skipped, not clamped,
+    so only those starts write (and read) anything.
+    """
+    value = _value_fn(c, c.operands[g.n])
+    dyn = [k for k in range(len(g.starts)) if _raw_value(value, g.idx_index(probe, k)) is None]
+    bounds = [(0, g.src[g.starts[k]] - g.wsize[g.starts[k]]) for k in dyn]
+    sources = []
+    for k in dyn:
+        where = list(names)
+        if g.ivd < len(g.idx):
+            where.insert(g.ivd, str(k))
+        sources.append(
+            f"{c.operands[g.n].name}[{', '.join(where)}] (operand {g.n} of {c.inst.name})"
+        )
+    return value, dyn, bounds, sources
+
+
+def _raw_value(fn: _Value | None, idx: Sequence[Term]) -> Term | None:
+    """``fn`` at ``idx`` as is (scatter does not clamp); None where it is not fixed."""
+    if fn is None:
+        return None
+    try:
+        return fn(idx)
+    except _NotFixedError:
+        return None
+
+
+def _scatter_start(
+    g: _Scatter,
+    value: _Value | None,
+    dyn: list[int],
+    pos: Sequence[Term],
+    rt: Sequence[Term],
+) -> tuple[list[Term], list[tuple[Term, int, int]]]:
+    """Per operand dimension, the window start of scatter position ``pos``.
+
+    And the constraints that each fixed start lets the window fit (else the update is
+    skipped).
+    """
+    res: list[Term] = [as_term(0)] * len(g.src)
+    fits: list[tuple[Term, int, int]] = []
+    for k, j in enumerate(g.starts):
+        if k in dyn:
+            res[j] = rt[dyn.index(k)]
+        else:
+            v = _raw_value(value, g.idx_index(pos, k))
+            assert v is not None  # as probed
+            res[j] = v
+            fits.append((v, 0, g.src[j] - g.wsize[j]))
+    for o, p in g.batching:
+        res[o] = pos[p]
+    return res, fits
+
+
+def _scatter_out(c: _Ctx, k: int) -> list[OperandMaps]:
+    """Scatter output ``d``: the inputs at ``d``, and every update that lands there.
+
+    XLA has no scatter indexing; this follows StableHLO's spec. An update at scatter
+    position ``s`` (range variables) and window offset ``w`` lands at ``start(s) + w``,
+    so output ``d`` reads the update at window offset ``d - start(s)`` where that lies
+    in the window (constraints); the start is a runtime variable unless constants or an
+    iota give it. Output ``d`` also reads every index vector (any of them may send an
+    update to ``d``). The combiner of a variadic scatter sees every input and update,
+    so output ``k`` reads all of them.
+    """
+    g = _scatter_check(c)
+    c.out(k)
+    npos = len(g.scatter_dims)
+    positions = _box([g.upd[u] for u in g.scatter_dims])
+    probe = IndexingMap.build([], lambda d, s, rt: list(s), range_vars=positions).results
+    value, dyn, bounds, names = _scatter_starts(c, g, probe, [f"s{p}" for p in range(npos)])
+
+    def upd_results(d: list[Term], s: list[Term], rt: list[Term]) -> list[Term]:
+        start, _ = _scatter_start(g, value, dyn, s[:npos], rt)
+        res: list[Term] = [as_term(0)] * len(g.upd)
+        for p, u in enumerate(g.scatter_dims):
+            res[u] = s[p]
+        for j, u in zip(g.windows, g.window_dims, strict=True):
+            res[u] = d[j] - start[j]
+        return res
+
+    def upd_constraints(
+        d: list[Term], s: list[Term], rt: list[Term]
+    ) -> list[tuple[Term, int, int]]:
+        start, fits = _scatter_start(g, value, dyn, s[:npos], rt)
+        inside = [(d[j] - start[j], 0, g.wsize[j] - 1) for j in range(len(g.src))]
+        return inside + fits
+
+    updates = IndexingMap.build(
+        _box(g.src),
+        upd_results,
+        range_vars=_box([g.upd[u] for u in g.scatter_dims]),
+        rt_vars=bounds,
+        rt_sources=names,
+        constraints=upd_constraints,
+    )
+    vector = g.idx[g.ivd] if g.ivd < len(g.idx) else 0
+
+    def idx_results(d: list[Term], s: list[Term], rt: list[Term]) -> list[Term]:
+        pos = s[:npos]
+        return [*pos[: g.ivd], s[npos], *pos[g.ivd :]] if vector else list(pos)
+
+    indices = IndexingMap.build(
+        _box(g.src),
+        idx_results,
+        range_vars=_box([g.upd[u] for u in g.scatter_dims] + ([vector] if vector else [])),
+    )
+    return [*_copies(identity_map(g.src), g.n), (indices,), *_copies(updates, g.n)]
+
+
+def _scatter_in(c: _Ctx, i: int) -> list[OperandMaps]:
+    """The inverse of :func:`_scatter_out`: where an input, index or update element goes.
+
+    An input element stays at its index; an update at ``(s, w)`` lands at
+    ``start(s) + w`` (a start that lets the window fit); an element of the indices
+    reaches every output element, as every output element reads it (a new value may
+    send an update anywhere).
+    """
+    g = _scatter_check(c)
+    if i < g.n:
+        return _copies(identity_map(g.src), g.n)
+    if i == g.n:
+        every = IndexingMap.build(_box(g.idx), lambda d, s, rt: list(s), range_vars=_box(g.src))
+        return _copies(every, g.n)
+    probe = IndexingMap.build(_box(g.upd), lambda d, s, rt: list(d)).results
+    value, dyn, bounds, names = _scatter_starts(
+        c, g, [probe[p] for p in g.scatter_dims], [f"d{p}" for p in g.scatter_dims]
+    )
+
+    def results(d: list[Term], s: list[Term], rt: list[Term]) -> list[Term]:
+        start, _ = _scatter_start(g, value, dyn, [d[p] for p in g.scatter_dims], rt)
+        for j, u in zip(g.windows, g.window_dims, strict=True):
+            start[j] = start[j] + d[u]
+        return start
+
+    def constraints(d: list[Term], s: list[Term], rt: list[Term]) -> list[tuple[Term, int, int]]:
+        return _scatter_start(g, value, dyn, [d[p] for p in g.scatter_dims], rt)[1]
+
+    m = IndexingMap.build(
+        _box(g.upd), results, rt_vars=bounds, rt_sources=names, constraints=constraints
+    )
+    return _copies(m, g.n)
 
 
 def _all_gather_check(c: _Ctx) -> tuple[int, list[int]]:
@@ -1192,6 +1874,12 @@ def _scan_check(c: _Ctx) -> tuple[int, int, int, bool] | None:
     return n_in, n_out, arrays[0][0], reverse
 
 
+_SCAN_FORM: Final = (
+    "only a scan of rank-1 inputs along dimension 0 with scalar carries is modelled "
+    "(its body may mix the other dimensions)"
+)
+
+
 def _scan_out(c: _Ctx, k: int) -> list[OperandMaps]:
     """Scan along dimension 0: output ``d`` depends on the inputs up to ``d``.
 
@@ -1203,7 +1891,7 @@ def _scan_out(c: _Ctx, k: int) -> list[OperandMaps]:
     """
     shape = _scan_check(c)
     if shape is None:
-        return [UNKNOWN] * len(c.operands)
+        return [c.unknown(_SCAN_FORM)] * len(c.operands)
     n_in, n_out, length, reverse = shape
     c.out(k)
     carries = len(c.operands) - n_in
@@ -1232,7 +1920,7 @@ def _scan_in(c: _Ctx, i: int) -> list[OperandMaps]:
     """
     shape = _scan_check(c)
     if shape is None:
-        return [UNKNOWN] * len(c.outputs())
+        return [c.unknown(_SCAN_FORM)] * len(c.outputs())
     n_in, n_out, length, reverse = shape
     carries = len(c.outputs()) - n_out
     bound = (0, length - 1)
@@ -1247,6 +1935,132 @@ def _scan_in(c: _Ctx, i: int) -> list[OperandMaps]:
         [bound], lambda d, s, rt: [s[0]], range_vars=[bound], constraints=constraints
     )
     return _copies(later, n_out) + _copies(scalar_read_map([length]), carries)
+
+
+# ---------------------------------------------------------------------------- collectives, sort
+def _all_reduce_check(c: _Ctx) -> None:
+    outs = c.outputs()
+    if not c.operands or len(outs) != len(c.operands):
+        raise c.error(f"has {len(c.operands)} operands for {len(outs)} outputs")
+    for i, out in enumerate(outs):
+        c.same_dims(f"operand {i} ({c.operands[i].name})", c.arg(i).dims, out.dims)
+
+
+def _all_reduce_out(c: _Ctx, k: int) -> list[OperandMaps]:
+    """All-reduce: output ``k`` at ``d`` combines operand ``k`` at ``d`` over the devices.
+
+    Every participant's operand is read at the same index, so on the operand the map is
+    the identity (XLA's ComputeOutputToInputCwiseOpIndexing, which it applies to
+    all-reduce: "for a single device, all-reduce is an elementwise op"). A variadic
+    all-reduce reduces each operand on its own: output ``k`` reads operand ``k`` only.
+    """
+    _all_reduce_check(c)
+    out = c.out(k).dims
+    return [(identity_map(out),) if i == k else () for i in range(len(c.operands))]
+
+
+def _all_reduce_in(c: _Ctx, i: int) -> list[OperandMaps]:
+    """The inverse of :func:`_all_reduce_out` (XLA's ComputeInputToOutputCwiseOpIndexing)."""
+    _all_reduce_check(c)
+    dims = c.arg(i).dims
+    return [(identity_map(dims),) if k == i else () for k in range(len(c.outputs()))]
+
+
+def _sort_check(c: _Ctx) -> tuple[int, tuple[int, ...]]:
+    if not c.operands:
+        raise c.error("needs an operand")
+    dims = c.arg(0).dims
+    axes = c.dims_attr("dimensions", len(dims))
+    if len(axes) != 1:
+        raise c.error("dimensions= must name the one sorted dimension")
+    axis = axes[0]
+    outs = c.outputs()
+    if len(outs) != len(c.operands):
+        raise c.error(f"has {len(c.operands)} operands for {len(outs)} outputs")
+    for i, out in enumerate(outs):
+        c.same_dims(f"operand {i} ({c.operands[i].name})", c.arg(i).dims, dims)
+        c.same_dims(f"output {i}", out.dims, dims)
+    return axis, dims
+
+
+def _along(axis: int, by: Term) -> Callable[[list[Term]], list[Term]]:
+    """An index with its ``axis`` component replaced by ``by``."""
+    return lambda d: [by if j == axis else x for j, x in enumerate(d)]
+
+
+def _sort_out(c: _Ctx, k: int) -> list[OperandMaps]:
+    """Sort: output element ``d`` is the ``d[axis]``-th of its row in the sorted order.
+
+    Which element lands there depends on every element of the row, in every operand (the
+    comparator may read them all): each operand is read along the sorted dimension
+    whole, a range variable, with the other dimensions equal. XLA has no sort indexing
+    (unknown); this map is the exact set of elements an output element depends on.
+    """
+    axis, dims = _sort_check(c)
+    c.out(k)
+
+    def results(d: list[Term], s: list[Term], rt: list[Term]) -> list[Term]:
+        return _along(axis, s[0])(d)
+
+    m = IndexingMap.build(_box(dims), results, range_vars=[(0, dims[axis] - 1)])
+    return _copies(m, len(c.operands))
+
+
+def _sort_in(c: _Ctx, i: int) -> list[OperandMaps]:
+    """The inverse of :func:`_sort_out`: an element reaches its whole row of every output."""
+    axis, dims = _sort_check(c)
+
+    def results(d: list[Term], s: list[Term], rt: list[Term]) -> list[Term]:
+        return _along(axis, s[0])(d)
+
+    m = IndexingMap.build(_box(dims), results, range_vars=[(0, dims[axis] - 1)])
+    return _copies(m, len(c.outputs()))
+
+
+def _topk_check(c: _Ctx) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    c.n_args(1)
+    src = c.arg(0).dims
+    outs = c.outputs()
+    if not src or len(outs) != 2:
+        raise c.error("expects an operand of rank >= 1 and a (values, indices) tuple")
+    if c.inst.opcode == "topk":
+        k = c.inst.int_attr("k")
+    else:  # A custom-call TopK (XLA:CPU's lowering of topk) has no k=: its outputs give it.
+        k = outs[0].dims[-1] if outs[0].dims else -1
+    if not 0 <= k <= src[-1]:
+        raise c.error(f"k={k} must be within [0, {src[-1]}], the last dimension")
+    want = [*src[:-1], k]
+    for j, out in enumerate(outs):
+        c.same_dims(f"output {j}", out.dims, want)
+    return src, tuple(want)
+
+
+def _topk_out(c: _Ctx, k: int) -> list[OperandMaps]:
+    """TopK along the last dimension: output ``(b..., j)`` depends on the whole row ``b``.
+
+    The ``j``-th largest element (and its index) of row ``b``: the operand is read at
+    ``(b..., s)`` for every ``s``, a range variable. XLA has no topk indexing (unknown).
+    """
+    src, out = _topk_check(c)
+    c.out(k)
+    last = len(src) - 1
+
+    def results(d: list[Term], s: list[Term], rt: list[Term]) -> list[Term]:
+        return _along(last, s[0])(d)
+
+    return _one(IndexingMap.build(_box(out), results, range_vars=[(0, src[-1] - 1)]))
+
+
+def _topk_in(c: _Ctx, i: int) -> list[OperandMaps]:
+    """The inverse of :func:`_topk_out`: an element reaches every output of its row."""
+    src, out = _topk_check(c)
+    last = len(src) - 1
+
+    def results(d: list[Term], s: list[Term], rt: list[Term]) -> list[Term]:
+        return _along(last, s[0])(d)
+
+    m = IndexingMap.build(_box(src), results, range_vars=[(0, out[-1] - 1)])
+    return _copies(m, 2)
 
 
 def _tuple_out(c: _Ctx, k: int) -> list[OperandMaps]:
@@ -1309,15 +2123,56 @@ def _pad_in(c: _Ctx, i: int) -> list[OperandMaps]:
     return _one(IndexingMap.build(bounds, results))
 
 
+# Why ops without a map have none. Any other op: no indexing is modelled for it.
+_WHY_UNKNOWN: Final = {
+    "custom-call": "its target ({target}) is opaque code: what it reads is not in the HLO",
+    "while": "its body runs a number of times known only at run time, each iteration "
+    "reading the carry the last one wrote",
+    "conditional": "which branch runs is known only at run time",
+    "rng": "it reads no operand elementwise (its operands are distribution parameters)",
+    "rng-bit-generator": "its output comes from the generator state as a whole",
+    "infeed": "its values come from outside the program",
+    "outfeed": "it sends values out of the program",
+    "after-all": "it orders side effects and carries no values",
+}
+
+
+def _why_unknown(c: _Ctx, direction: str) -> OperandMaps:
+    op = c.inst.opcode
+    why = _WHY_UNKNOWN.get(op)
+    if why is None:
+        return c.unknown(f"no {direction} indexing is modelled for {op}")
+    target = c.inst.attrs.get("custom_call_target", "?").strip('"')
+    return c.unknown(why.format(target=target[:80]))
+
+
 def _unknown_out(c: _Ctx, k: int) -> list[OperandMaps]:
-    return [UNKNOWN] * len(c.operands)
+    return [_why_unknown(c, "output-to-input")] * len(c.operands)
 
 
 def _unknown_in(c: _Ctx, i: int) -> list[OperandMaps]:
-    return [UNKNOWN] * len(c.outputs())
+    return [_why_unknown(c, "input-to-output")] * len(c.outputs())
+
+
+def _target(c: _Ctx) -> str:
+    return c.inst.attrs.get("custom_call_target", "").strip('"')
+
+
+def _custom_call_out(c: _Ctx, k: int) -> list[OperandMaps]:
+    """A custom-call whose target is an op XLA itself lowers to (TopK), else unknown."""
+    if _target(c) == "TopK":
+        return _topk_out(c, k)
+    return _unknown_out(c, k)
+
+
+def _custom_call_in(c: _Ctx, i: int) -> list[OperandMaps]:
+    if _target(c) == "TopK":
+        return _topk_in(c, i)
+    return _unknown_in(c, i)
 
 
 _Fn = Callable[[_Ctx, int], list[OperandMaps]]
+_ALL_REDUCE: Final = ("all-reduce", "all-reduce-start", "all-reduce-done")
 _OUT_TO_IN: Final[dict[str, _Fn]] = {
     **dict.fromkeys(ELEMENTWISE, _elementwise_out),
     "bitcast-convert": _bitcast_convert_out,
@@ -1341,6 +2196,12 @@ _OUT_TO_IN: Final[dict[str, _Fn]] = {
     "pad": _pad_out,
     "tuple": _tuple_out,
     "get-tuple-element": _gte,
+    **dict.fromkeys(_ALL_REDUCE, _all_reduce_out),
+    "sort": _sort_out,
+    "topk": _topk_out,
+    "scatter": _scatter_out,
+    "select-and-scatter": _select_and_scatter_out,
+    "custom-call": _custom_call_out,
 }
 _IN_TO_OUT: Final[dict[str, _Fn]] = {
     **dict.fromkeys(ELEMENTWISE, _elementwise_in),
@@ -1357,9 +2218,19 @@ _IN_TO_OUT: Final[dict[str, _Fn]] = {
     "scan": _scan_in,
     "reduce": _reduce_in,
     "dynamic-update-slice": _dus_in,
+    "dynamic-slice": _dynamic_slice_in,
+    "reduce-window": _reduce_window_in,
+    "gather": _gather_in,
     "pad": _pad_in,
     "tuple": _tuple_in,
     "get-tuple-element": _gte,
+    **dict.fromkeys(_ALL_REDUCE, _all_reduce_in),
+    "sort": _sort_in,
+    "topk": _topk_in,
+    "scatter": _scatter_in,
+    "select-and-scatter": _select_and_scatter_in,
+    "convolution": _conv_in,
+    "custom-call": _custom_call_in,
 }
 
 
@@ -1381,7 +2252,7 @@ def output_to_input(
 
     ``operands`` are the instructions defining the operands (their shapes, and integer
     constants used as dynamic offsets, are read). Ops with no operands give ``[]``;
-    unsupported ops give ``(None,)`` per operand. Fusions are handled by
+    unsupported ops give an :class:`Unknown` map per operand. Fusions are handled by
     :mod:`quorem.engine.indexing.hlo_indexing`. Raises ``HloError`` on inconsistent
     shapes or attributes. ``lookup`` gives the instruction of a name in the same
     computation: runtime offsets are traced through it to constants and iotas.
@@ -1398,7 +2269,7 @@ def input_to_output(
 ) -> list[OperandMaps]:
     """Per output, the maps from an index of operand ``operand_id`` to that output.
 
-    Unsupported ops and directions give ``(None,)`` per output; an output the operand
+    Unsupported ops and directions give an :class:`Unknown` map per output; an output the operand
     does not reach (another element of a ``tuple``) gets ``()``. Raises ``HloError``
     when there is no such operand or on inconsistent shapes or attributes.
     """
