@@ -35,14 +35,14 @@ from quorem.engine.context import (
     restore_variables,
     safe_outside,
 )
-from quorem.engine.evaluate import evaluate
+from quorem.engine.evaluate import count_divmod, evaluate
 from quorem.engine.indexing.compare import decide_empty, decide_equal
 from quorem.engine.indexing.map import IndexingMap, IndexingMapError, Variable, internal_names
 from quorem.engine.indexing.mapsyntax import print_map
 from quorem.engine.ops import Op, Semantics
 from quorem.engine.rewrite import rewrite_term
 from quorem.engine.ruleset import RuleSet, constraint_ruleset, default_ruleset
-from quorem.engine.term import Term, compare, const, mod, product, var
+from quorem.engine.term import Term, compare, const, div, linear, mod, product, var
 from quorem.engine.walk import free_names, replace_subterms, substitute
 
 __all__ = ["maps_equal", "simplify_map"]
@@ -234,7 +234,8 @@ def _simplify_results(m: IndexingMap, rules: RuleSet) -> IndexingMap:
     ]
     known = knowledge(conditions, {}) if conditions else None
     results = tuple(
-        _simplify_result(_under(t, rules, known), rules, stand_in, back) for t in m.results
+        _recombined(_simplify_result(_under(t, rules, known), rules, stand_in, back), rules)
+        for t in m.results
     )
     return dataclasses.replace(m, results=results)
 
@@ -274,6 +275,83 @@ def _simplify_result(
             break
         u = w
     return u
+
+
+def _subterms(t: Term) -> list[Term]:
+    """Every distinct subterm of ``t``, each once, children before their parents."""
+    seen: set[Term] = set()
+    out: list[Term] = []
+    stack: list[tuple[Term, bool]] = [(t, False)]
+    while stack:
+        u, ready = stack.pop()
+        if ready:
+            out.append(u)
+            continue
+        if u in seen:
+            continue
+        seen.add(u)
+        stack.append((u, True))
+        stack.extend((c, False) for c in u.args if c not in seen)
+    return out
+
+
+def _positive_const_operand(t: Term, op: Op) -> int | None:
+    """The divisor of ``x // c`` or ``x % c`` (``op``) with ``c > 0``; else None."""
+    if t.op is op and t.args[1].is_const and t.args[1].value > 0:
+        return t.args[1].value
+    return None
+
+
+def _recombined(t: Term, rules: RuleSet) -> Term:
+    """``t`` with digit pairs recombined across a merged nested division, when cheaper.
+
+    The rules recombine ``((n // a) % c)*k`` with ``(n // (a*c))*e`` (the rule
+    ``divmod-recombine-composed`` and its weighted form) only while the remainder is
+    written over ``n // a``. Simplifying rewrites that numerator first (``(d1*128 + d0)
+    // 64`` to ``d1*2 + d0 // 64``, then coefficients reduced modulo ``c``), and once
+    ``(y // 64) // 3`` is merged into ``y // 192`` the two halves no longer meet. So
+    both forms are tried: for a sum holding ``x % c`` and ``n // (a*c)``, where the rules
+    simplify ``(n // a) % c`` to that very ``x % c`` (so the two are equal, by proven
+    rewrites), the remainder is written back over ``n // a`` and the whole term
+    simplified again; the new term is kept only if it has fewer divisions and
+    remainders (``count_divmod``), so the loop ends.
+    """
+    for _ in range(_MAX_PASSES):
+        better = _recombine_once(t, rules)
+        if better is None:
+            return t
+        t = better
+    return t
+
+
+def _recombine_once(t: Term, rules: RuleSet) -> Term | None:
+    cost = count_divmod(t)
+    if cost < 2:
+        return None
+    for s in _subterms(t):
+        if s.op is not Op.ADD:
+            continue
+        pairs, constant = s.addends()
+        divs = [a for a, _ in pairs if _positive_const_operand(a, Op.FLOORDIV)]
+        for i, (m_atom, _) in enumerate(pairs):
+            c = _positive_const_operand(m_atom, Op.FLOORMOD)
+            if c is None:
+                continue
+            for d_atom in divs:
+                d = _positive_const_operand(d_atom, Op.FLOORDIV)
+                assert d is not None
+                if d % c:
+                    continue
+                n = d_atom.args[0]
+                over = div(n, const(d // c), Semantics.FLOOR) if d > c else n
+                written = mod(over, const(c), Semantics.FLOOR)
+                if written is m_atom or _simplify(written, rules) is not m_atom:
+                    continue
+                new_pairs = [(written if j == i else a, k) for j, (a, k) in enumerate(pairs)]
+                u = _simplify(replace_subterms(t, {s: linear(new_pairs, constant)}), rules)
+                if count_divmod(u) < cost:
+                    return u
+    return None
 
 
 def _remove_unused(m: IndexingMap) -> IndexingMap:
