@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from math import prod
+from math import gcd, prod
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -11,7 +11,7 @@ from indexing_support import image
 from quorem.engine.indexing import IndexingMap, parse_map, print_map
 from quorem.engine.indexing.compose import compose
 from quorem.engine.indexing.hlo_ops import reshape_map
-from quorem.engine.indexing.simplify import simplify_map
+from quorem.engine.indexing.simplify import crt, simplify_map
 
 PROPERTY = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -119,3 +119,81 @@ def test_a_reshape_chain_back_to_its_shape_is_the_identity(shapes: list[list[int
 )
 def test_three_reshapes_back_are_the_identity(shapes: list[list[int]]) -> None:
     assert is_identity(simplify_map(chain_map(shapes)))
+
+
+# ------------------------------------------------------------------ residues
+@pytest.mark.parametrize(
+    ("constraints", "expected"),
+    [
+        # Coprime moduli, one residue: the lcm.
+        ("s0 mod 2 in [0, 0], s0 mod 3 in [0, 0]", "s0 in [0, 54], s0 mod 6 in [0, 0]"),
+        # Different residues (Chinese remainder): 9 is 1 mod 4 and 3 mod 6.
+        ("s0 mod 4 in [1, 1], s0 mod 6 in [3, 3]", "s0 in [9, 57], s0 mod 12 in [9, 9]"),
+        # One modulus divides the other: the larger one stays.
+        ("s0 mod 2 in [1, 1], s0 mod 6 in [3, 3]", "s0 in [3, 57], s0 mod 6 in [3, 3]"),
+        # Three moduli meet at one point of the box: the variable is pinned.
+        ("s0 mod 4 in [1, 1], s0 mod 3 in [2, 2], s0 mod 5 in [0, 0]", None),
+    ],
+)
+def test_residue_constraints_merge(constraints: str, expected: str | None) -> None:
+    text = f"(d0)[s0] -> (d0, s0), domain: d0 in [0, 3], s0 in [0, 59], {constraints}"
+    out = simplify_map(parse_map(text))
+    assert image(out) == image(parse_map(text))
+    if expected is None:
+        assert print_map(out) == "(d0) -> (d0, 5), domain: d0 in [0, 3]"
+    else:
+        assert print_map(out) == f"(d0)[s0] -> (d0, s0), domain: d0 in [0, 3], {expected}"
+
+
+def test_residues_that_disagree_make_the_map_empty() -> None:
+    # Odd (1 mod 4) and even (2 mod 6) at once: no integer.
+    text = (
+        "(d0)[s0] -> (s0), domain: d0 in [0, 3], s0 in [0, 59],"
+        " s0 mod 4 in [1, 1], s0 mod 6 in [2, 2]"
+    )
+    assert simplify_map(parse_map(text)).known_empty
+
+
+def test_residues_on_an_expression_merge_too() -> None:
+    text = (
+        "(d0, d1) -> (d0), domain: d0 in [0, 50], d1 in [0, 9],"
+        " (d0 + d1) mod 2 in [1, 1], (d0 + d1) mod 3 in [1, 1]"
+    )
+    out = simplify_map(parse_map(text))
+    assert print_map(out).endswith("(d0 + d1) mod 6 in [1, 1]")
+    assert image(out) == image(parse_map(text))
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(st.integers(1, 12), st.integers(0, 11)), min_size=1, max_size=4))
+def test_crt_is_exact_over_one_period(classes: list[tuple[int, int]]) -> None:
+    # Both sides depend on x only through x mod lcm: one period decides every integer.
+    classes = [(n, r % n) for n, r in classes]
+    period = 1
+    for n, _ in classes:
+        period = period * n // gcd(period, n)
+    solution = crt(classes)
+    for x in range(period):
+        holds = all(x % n == r for n, r in classes)
+        if solution is None:
+            assert not holds
+        else:
+            assert solution[0] == period
+            assert holds == (x % solution[0] == solution[1])
+
+
+@PROPERTY
+@given(
+    st.lists(
+        st.tuples(st.sampled_from([2, 3, 4, 5, 6]), st.integers(0, 5)), min_size=2, max_size=3
+    ),
+    st.integers(-7, 3),
+    st.integers(0, 40),
+)
+def test_merged_residues_keep_the_domain(
+    classes: list[tuple[int, int]], lo: int, width: int
+) -> None:
+    cons = ", ".join(f"s0 mod {n} in [{r % n}, {r % n}]" for n, r in classes)
+    text = f"(d0)[s0] -> (d0 + s0), domain: d0 in [0, 2], s0 in [{lo}, {lo + width}], {cons}"
+    m = parse_map(text)
+    assert image(simplify_map(m)) == image(m)

@@ -8,10 +8,17 @@ Every rewrite of a term here is made by a rule of ``rules/``:
   ``e <= hi``, each rewritten by the shipped rules plus the constraint rules of
   ``rules/constraints/`` (move constants, constant factors and divisors into the
   bound; fold comparisons the box decides), and read back as a bound on what is left;
-* ``x mod a in [r, r]`` and ``x mod b in [r, r]`` merge into ``x mod lcm(a, b)`` by the
-  rule ``merge-residues``, and a variable's bounds snap to its residue class by
-  ``snap-lower``/``snap-upper``, rewriting the conjunction written as a product of 0/1
-  comparisons.
+* the residue constraints ``x mod n_i in [r_i, r_i]`` on one ``x`` merge into one,
+  ``x mod L in [R, R]`` with ``L`` the lcm of the moduli (coprime ones too) and ``R``
+  the Chinese-remainder solution; the rule ``merge-residues-implied`` shows the merged
+  constraint implies each one it replaces (see :func:`crt` for the converse), and a
+  variable's bounds snap to its residue class by ``snap-lower``/``snap-upper``,
+  rewriting the conjunction written as a product of 0/1 comparisons;
+* with ``rescale_symbols``, a range variable confined to one residue class becomes a
+  new variable counting the class's members (XLA's ``RescaleSymbols``);
+* results are simplified by the shipped rules, and digit pairs split by a merged
+  nested division are recombined by writing a remainder over the division's numerator
+  (:func:`_recombined`).
 
 The constraint rules are proven sound like every rule (``quorem verify``); they are
 applied here to terms built for the purpose, with a step budget, not by the fixed-point
@@ -24,6 +31,7 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
+import math
 import re
 from collections.abc import Sequence
 from typing import Final
@@ -45,11 +53,12 @@ from quorem.engine.ruleset import RuleSet, constraint_ruleset, default_ruleset
 from quorem.engine.term import Term, compare, const, div, linear, mod, product, var
 from quorem.engine.walk import free_names, replace_subterms, substitute
 
-__all__ = ["maps_equal", "simplify_map"]
+__all__ = ["crt", "maps_equal", "simplify_map"]
 
 _MAX_PASSES: Final = 64
 _CONSTRAINT_STEPS: Final = 10_000
 _ENUMERATED: Final = 2**16  # points times constraints checked for unused variables
+_INT64_MAX: Final = 2**63 - 1
 
 
 def _simplify(t: Term, rules: RuleSet) -> Term:
@@ -139,20 +148,9 @@ def _residue_pass(m: IndexingMap, crules: RuleSet) -> IndexingMap:
     residues = _residues(m)
     if not residues:
         return m
-    # x mod a == r follows from x mod b == r when a divides b (the rule merge-residues,
-    # whose guard is checked here first so that the rewriter is asked only where it can
-    # fire: with many residues, asking for every pair was cubic over the passes).
-    by_class: dict[tuple[Term, int], list[int]] = {}
-    for x, n, r in residues:
-        by_class.setdefault((x, r), []).append(n)
-    implied: set[Term] = set()
-    for (x, r), moduli in by_class.items():
-        for a in moduli:
-            if any(b != a and b % a == 0 and r < a and _merges(x, a, b, r, crules) for b in moduli):
-                implied.add(mod(x, const(a), Semantics.FLOOR))
-    if implied:
-        cons = tuple(c for c in m.constraints if c[0] not in implied)
-        return dataclasses.replace(m, constraints=cons).normalized()
+    merged = _merge_residues(m, residues, crules)
+    if merged is not m:
+        return merged
     box = m.bounds()
     changed = False
     for x, n, r in residues:
@@ -172,12 +170,71 @@ def _residue_pass(m: IndexingMap, crules: RuleSet) -> IndexingMap:
     return m.with_bounds(box) if changed else m
 
 
-def _merges(x: Term, a: int, b: int, r: int, crules: RuleSet) -> bool:
-    """Whether the rules rewrite ``x mod a == r and x mod b == r`` to ``x mod b == r``."""
-    ea, eb = mod(x, const(a), Semantics.FLOOR), mod(x, const(b), Semantics.FLOOR)
-    both = product([compare(Op.EQ, ea, const(r)), compare(Op.EQ, eb, const(r))])
-    merged = _comparison(both, crules)
-    return merged is compare(Op.EQ, eb, const(r))
+def _merge_residues(
+    m: IndexingMap, residues: list[tuple[Term, int, int]], crules: RuleSet
+) -> IndexingMap:
+    """The residue constraints on one expression as one, ``x mod lcm in [r, r]``.
+
+    ``x mod n_i == r_i`` for every i holds exactly when ``x mod L == R``, for ``L`` the
+    lcm of the ``n_i`` and ``R`` their Chinese-remainder solution (none: the map is
+    empty). The single constraint implies each one it replaces: the rule
+    ``merge-residues-implied`` is asked to rewrite ``x mod n_i == r_i and x mod L == R``
+    to ``x mod L == R``, and nothing is merged unless it does for each. The converse,
+    that the constraints together imply ``x mod L == R``, is the Chinese remainder
+    theorem (two solutions differ by a common multiple of the moduli, a multiple of
+    their lcm), not a rewrite: Z3 cannot prove it for symbolic moduli. The test suite
+    checks it by enumerating one period. ``x mod n in [r, r]`` with ``r`` outside
+    ``[0, n)`` is left to the range checks.
+    """
+    by_expr: dict[Term, list[tuple[int, int]]] = {}
+    for x, n, r in residues:
+        if 0 <= r < n:
+            by_expr.setdefault(x, []).append((n, r))
+    replaced: dict[Term, tuple[Term, int, int]] = {}
+    for x, classes in by_expr.items():
+        if len(classes) < 2:
+            continue
+        solution = crt(classes)
+        if solution is None:
+            return IndexingMap.empty(m.n_dims, m.n_results)
+        big, rest = solution
+        if big > _INT64_MAX:
+            continue
+        if all(_implies(x, solution, n, r, crules) for n, r in classes if n != big):
+            for n, _ in classes:
+                replaced[mod(x, const(n), Semantics.FLOOR)] = (x, big, rest)
+    if not replaced:
+        return m
+    kept = [c for c in m.constraints if c[0] not in replaced]
+    kept += [(mod(x, const(n), Semantics.FLOOR), r, r) for x, n, r in set(replaced.values())]
+    return dataclasses.replace(m, constraints=tuple(kept)).normalized()
+
+
+def crt(classes: Sequence[tuple[int, int]]) -> tuple[int, int] | None:
+    """``(L, R)``: ``x mod n == r`` for every ``(n, r)`` exactly when ``x mod L == R``.
+
+    ``L`` is the lcm of the moduli (all positive) and ``0 <= R < L``; None when no
+    integer has every residue (two classes disagree modulo the gcd of their moduli).
+    """
+    big, rest = 1, 0
+    for n, r in classes:
+        g = math.gcd(big, n)
+        if (r - rest) % g:
+            return None
+        # rest + big*t == r (mod n): t == (r - rest)/g * inverse(big/g) (mod n/g).
+        step = n // g
+        t = ((r - rest) // g * pow(big // g, -1, step)) % step if step > 1 else 0
+        rest, big = rest + big * t, big * step
+        rest %= big
+    return big, rest
+
+
+def _implies(x: Term, merged: tuple[int, int], n: int, r: int, crules: RuleSet) -> bool:
+    """Whether the rules rewrite ``x % n == r and x % big == rest`` to ``x % big == rest``."""
+    big, rest = merged
+    en, eb = mod(x, const(n), Semantics.FLOOR), mod(x, const(big), Semantics.FLOOR)
+    both = product([compare(Op.EQ, en, const(r)), compare(Op.EQ, eb, const(rest))])
+    return _comparison(both, crules) is compare(Op.EQ, eb, const(rest))
 
 
 def _bound_in(t: Term, name: str, side: str, default: int) -> int:
