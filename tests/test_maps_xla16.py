@@ -8,10 +8,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from indexing_support import image
+from quorem.engine.cli import main
 from quorem.engine.indexing import IndexingMap, parse_map, print_map
 from quorem.engine.indexing.compose import compose
 from quorem.engine.indexing.hlo_ops import reshape_map
 from quorem.engine.indexing.simplify import crt, simplify_map
+from quorem.engine.ops import Op
 
 PROPERTY = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -197,3 +199,129 @@ def test_merged_residues_keep_the_domain(
     text = f"(d0)[s0] -> (d0 + s0), domain: d0 in [0, 2], s0 in [{lo}, {lo + width}], {cons}"
     m = parse_map(text)
     assert image(simplify_map(m)) == image(m)
+
+
+# ------------------------------------------------------------------ rescaling symbols
+def rescaled(text: str) -> str:
+    return print_map(simplify_map(parse_map(text), rescale=True))
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (
+            "(d0)[s0] -> (d0, s0 floordiv 6), domain: d0 in [0, 3], s0 in [0, 11],"
+            " s0 mod 6 in [0, 0]",
+            "(d0)[s0] -> (d0, s0), domain: d0 in [0, 3], s0 in [0, 1]",
+        ),
+        (  # a shift: 2 and 8
+            "(d0)[s0] -> (d0 + s0), domain: d0 in [0, 3], s0 in [0, 11], s0 mod 6 in [2, 2]",
+            "(d0)[s0] -> (d0 + s0 * 6 + 2), domain: d0 in [0, 3], s0 in [0, 1]",
+        ),
+        (  # several residues: merged first (lcm 6)
+            "(d0)[s0] -> (d0 + s0), domain: d0 in [0, 3], s0 in [0, 59],"
+            " s0 mod 2 in [0, 0], s0 mod 3 in [0, 0]",
+            "(d0)[s0] -> (d0 + s0 * 6), domain: d0 in [0, 3], s0 in [0, 9]",
+        ),
+        (  # negative bounds, two symbols, and a constraint rewritten through them
+            "(d0)[s0, s1] -> (s0 + s1, d0), domain: d0 in [0, 3], s0 in [-7, 20], s1 in [0, 9],"
+            " s0 mod 4 in [3, 3], s1 mod 3 in [1, 1], s0 + s1 in [0, 20]",
+            "(d0)[s0, s1] -> (s0 * 4 + s1 * 3 + 4, d0), domain: d0 in [0, 3], s0 in [-2, 4],"
+            " s1 in [0, 2], s0 * 4 + s1 * 3 in [-4, 16]",
+        ),
+        (  # a runtime variable is a value the program supplies: never rescaled
+            "(d0){rt0} -> (d0 + rt0), domain: d0 in [0, 3], rt0 in [0, 11], rt0 mod 6 in [0, 0]",
+            "(d0){rt0} -> (d0 + rt0), domain: d0 in [0, 3], rt0 in [0, 6], rt0 mod 6 in [0, 0]",
+        ),
+        (  # a dimension is an index: never rescaled
+            "(d0) -> (d0 floordiv 6), domain: d0 in [0, 11], d0 mod 6 in [0, 0]",
+            "(d0) -> (d0 / 6), domain: d0 in [0, 6], d0 mod 6 in [0, 0]",
+        ),
+        (  # a residue of an expression: not a variable's class
+            "(d0)[s0, s1] -> (d0 + s0 + s1), domain: d0 in [0, 3], s0 in [0, 5], s1 in [0, 5],"
+            " (s0 + s1) mod 2 in [0, 0]",
+            "(d0)[s0, s1] -> (d0 + s0 + s1), domain: d0 in [0, 3], s0 in [0, 5], s1 in [0, 5],"
+            " (s0 + s1) mod 2 in [0, 0]",
+        ),
+    ],
+)
+def test_rescale_symbols(text: str, expected: str) -> None:
+    assert rescaled(text) == expected
+    assert image(parse_map(expected)) == image(parse_map(text))
+
+
+def test_rescaling_is_off_by_default_and_keeps_the_reads() -> None:
+    text = (
+        "(d0)[s0] -> (d0, s0 floordiv 6), domain: d0 in [0, 3], s0 in [0, 11], s0 mod 6 in [0, 0]"
+    )
+    assert simplified(text) == (
+        "(d0)[s0] -> (d0, s0 / 6), domain: d0 in [0, 3], s0 in [0, 6], s0 mod 6 in [0, 0]"
+    )
+
+
+@st.composite
+def maps_with_residue_symbols(draw: st.DrawFn) -> IndexingMap:
+    """A map whose symbols carry residue constraints (one or two each), results over them."""
+    n_s = draw(st.integers(1, 2))
+    parts = []
+    cons = []
+    bounds = []
+    for i in range(n_s):
+        lo = draw(st.integers(-8, 4))
+        bounds.append(f"s{i} in [{lo}, {lo + draw(st.integers(0, 24))}]")
+        for _ in range(draw(st.integers(1, 2))):
+            n = draw(st.sampled_from([2, 3, 4, 6]))
+            r = draw(st.integers(0, n - 1))
+            cons.append(f"s{i} mod {n} in [{r}, {r}]")
+        k = draw(st.sampled_from([1, 2, -3]))
+        parts.append(f"s{i} * {k}")
+    res = [" + ".join(["d0", *parts]), f"s0 floordiv {draw(st.sampled_from([2, 3, 4]))}"]
+    if draw(st.booleans()):
+        cons.append(f"d0 + s0 in [0, {draw(st.integers(0, 20))}]")
+    syms = ", ".join(f"s{i}" for i in range(n_s))
+    text = f"(d0)[{syms}] -> ({', '.join(res)}), domain: d0 in [0, 3], " + ", ".join(bounds + cons)
+    return parse_map(text)
+
+
+@PROPERTY
+@given(maps_with_residue_symbols())
+def test_rescaling_keeps_what_each_point_reads(m: IndexingMap) -> None:
+    out = simplify_map(m, rescale=True, remove_unused=False)
+    assert image(out) == image(m)
+    # Every residue class of a symbol was merged into one, then counted: none is left.
+    assert not any(
+        e.op is Op.FLOORMOD and e.args[0].op is Op.VAR and lo == hi for e, lo, hi in out.constraints
+    )
+
+
+# ------------------------------------------------------------------ unused variables
+def test_unused_dimensions_stay_by_default_and_go_when_asked() -> None:
+    text = "(d0, d1) -> (d0), domain: d0 in [0, 200], d1 in [0, 5], d1 mod 2 in [1, 1]"
+    assert simplified(text) == (
+        "(d0, d1) -> (d0), domain: d0 in [0, 200], d1 in [1, 5], d1 mod 2 in [1, 1]"
+    )
+    m = parse_map(text)
+    assert print_map(simplify_map(m, remove_unused_dims=True)) == (
+        "(d0) -> (d0), domain: d0 in [0, 200]"
+    )
+    # The kept dims are renumbered; a dim tied to a used one by a constraint stays.
+    m = parse_map(
+        "(d0, d1, d2)[s0] -> (d2 + s0), domain: d0 in [0, 3], d1 in [0, 3], d2 in [0, 3],"
+        " s0 in [0, 2], d0 + d2 in [0, 4], d1 mod 2 in [0, 0]"
+    )
+    assert print_map(simplify_map(m, remove_unused_dims=True)) == (
+        "(d0, d1)[s0] -> (d1 + s0), domain: d0 in [0, 3], d1 in [0, 3], s0 in [0, 2],"
+        " d0 + d1 in [0, 4]"
+    )
+
+
+def test_an_unused_dimension_whose_constraint_cannot_hold_makes_the_map_empty() -> None:
+    m = parse_map("(d0, d1) -> (d0), domain: d0 in [0, 9], d1 in [0, 5], (d1 * 2) mod 4 in [1, 1]")
+    assert simplify_map(m, remove_unused_dims=True).known_empty
+
+
+def test_cli_map_simplify_options(capsys: pytest.CaptureFixture[str]) -> None:
+    text = "(d0, d1)[s0] -> (s0 floordiv 6), domain: d0 in [0, 3], d1 in [0, 3], s0 in [0, 11],"
+    text += " s0 mod 6 in [0, 0]"
+    assert main(["map", "simplify", "--rescale-symbols", "--remove-unused-dims", text]) == 0
+    assert capsys.readouterr().out == "()[s0] -> (s0), domain: s0 in [0, 1]\n"

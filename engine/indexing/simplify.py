@@ -53,7 +53,7 @@ from quorem.engine.ruleset import RuleSet, constraint_ruleset, default_ruleset
 from quorem.engine.term import Term, compare, const, div, linear, mod, product, var
 from quorem.engine.walk import free_names, replace_subterms, substitute
 
-__all__ = ["crt", "maps_equal", "simplify_map"]
+__all__ = ["crt", "maps_equal", "rescale_symbols", "simplify_map"]
 
 _MAX_PASSES: Final = 64
 _CONSTRAINT_STEPS: Final = 10_000
@@ -411,17 +411,23 @@ def _recombine_once(t: Term, rules: RuleSet) -> Term | None:
     return None
 
 
-def _remove_unused(m: IndexingMap) -> IndexingMap:
+def _remove_unused(m: IndexingMap, *, dims: bool = False) -> IndexingMap:
     """Drop range and runtime variables the results do not use (XLA's RemoveUnusedSymbols).
+
+    With ``dims``, unused dimensions go too (XLA's RemoveUnusedVars); the map then has
+    fewer dimensions, the kept ones renumbered in order.
 
     A constraint that mentions a used variable keeps every variable it mentions. The
     constraints left mention unused variables only; they go with their variables when
     together (per group of constraints sharing variables) they have a solution in the
     box: found by enumerating a small box, or a witness among a few candidate points.
-    A group shown to have no solution makes the map known empty; a group undecided
-    keeps its variables and constraints.
+    (XLA drops them unchecked, which can make an empty map non-empty.) A group shown
+    to have no solution makes the map known empty; a group undecided keeps its
+    variables and constraints.
     """
-    used: set[str] = set().union(*(free_names(t) for t in m.results)) | {v.name for v in m.dims}
+    used: set[str] = set().union(*(free_names(t) for t in m.results))
+    if not dims:
+        used |= {v.name for v in m.dims}
     cons = [(e, lo, hi, free_names(e)) for e, lo, hi in m.constraints]
     grew = True
     while grew:
@@ -437,22 +443,26 @@ def _remove_unused(m: IndexingMap) -> IndexingMap:
             return IndexingMap.empty(m.n_dims, m.n_results)
         if verdict is None:
             used |= names
+    kept_dims = [v for v in m.dims if v.name in used]
     kept_range = [v for v in m.range_vars if v.name in used]
     kept_rt = [v for v in m.rt_vars if v.name in used]
-    if len(kept_range) + len(kept_rt) == len(m.range_vars) + len(m.rt_vars):
+    if len(kept_dims) + len(kept_range) + len(kept_rt) == len(list(m.variables())):
         return m
     kept = [(e, lo, hi) for e, lo, hi, names in cons if names <= used]
-    dims = {v.name for v in m.dims}
-    range_vars = _renumber(kept_range, "s", dims | {v.name for v in kept_rt})
-    rt_vars = _renumber(kept_rt, "rt", dims | {v.name for v in range_vars})
+    new_dims = _renumber(kept_dims, "d", {v.name for v in kept_range + kept_rt})
+    dim_names = {v.name for v in new_dims}
+    range_vars = _renumber(kept_range, "s", dim_names | {v.name for v in kept_rt})
+    rt_vars = _renumber(kept_rt, "rt", dim_names | {v.name for v in range_vars})
     # A simultaneous renaming: s2 -> s1 and s1 -> s0 do not chain.
     renames = {
         old.name: new.term()
-        for old, new in zip(kept_range + kept_rt, range_vars + rt_vars, strict=True)
+        for old, new in zip(
+            kept_dims + kept_range + kept_rt, new_dims + range_vars + rt_vars, strict=True
+        )
         if old.name != new.name
     }
     return IndexingMap(
-        m.dims,
+        tuple(new_dims),
         tuple(range_vars),
         tuple(rt_vars),
         tuple(substitute(t, renames) for t in m.results),
@@ -535,6 +545,8 @@ def simplify_map(
     m: IndexingMap,
     *,
     remove_unused: bool = True,
+    remove_unused_dims: bool = False,
+    rescale: bool = False,
     rules: RuleSet | None = None,
 ) -> IndexingMap:
     """Simplify ``m``: the same function on the same domain, written more simply.
@@ -543,9 +555,72 @@ def simplify_map(
     them; the domain is shown empty when a constraint cannot hold (the map is then
     known empty); variables with a one-point interval become constants; results are
     simplified over the box and the constraints; with ``remove_unused``, range and
-    runtime variables no result uses are removed. Idempotent: simplifying the result
-    again changes nothing.
+    runtime variables no result uses are removed (XLA's ``RemoveUnusedSymbols``).
+    Idempotent: simplifying the result again changes nothing.
+
+    Two options change what the variables mean, as XLA's separate entry points do; both
+    keep, for every point of the dimensions, the set of results its symbols reach:
+
+    * ``remove_unused_dims``: dimensions no result uses go too, with the constraints
+      on them alone (XLA's ``RemoveUnusedVars``): the map has fewer dimensions. Off by
+      default, as in XLA's ``Simplify``: a dimension is an index of the tensor.
+    * ``rescale``: :func:`rescale_symbols` first (XLA's ``RescaleSymbols``).
     """
+    if rescale:
+        m = rescale_symbols(m, rules=rules)
+    out = _simplified(m, remove_unused=remove_unused, rules=rules)
+    if remove_unused_dims and not out.known_empty:
+        out = _remove_unused(out, dims=True)
+    return out
+
+
+def rescale_symbols(m: IndexingMap, *, rules: RuleSet | None = None) -> IndexingMap:
+    """``m`` with each range variable confined to a residue class counting its members.
+
+    After simplifying (which merges the residue constraints on a variable into one and
+    snaps its bounds into the class), a range variable ``s in [lo, hi]`` with the
+    constraint ``s mod c in [r, r]`` (``c > 1``) is replaced by ``c*s + r`` everywhere,
+    ``s`` now in ``[(lo - r) / c, (hi - r) / c]``, and the constraint dropped (XLA's
+    ``RescaleSymbols``). The substitution is a bijection from the new interval onto the
+    values of the old one in the class, so for every point of the dimensions the map
+    reaches the same results, though the variable no longer takes the same values: the
+    map is not the same function of its symbols. Runtime variables (values the program
+    supplies) and dimensions are never rescaled; nor is a residue on an expression.
+    The result is simplified (unused symbols kept: they are still enumerated).
+    """
+    m = _simplified(m, remove_unused=False, rules=rules)
+    if m.known_empty:
+        return m
+    range_names = {v.name for v in m.range_vars}
+    box = m.bounds()
+    scaled: dict[str, Term] = {}
+    dropped: set[Term] = set()
+    for x, c, r in _residues(m):
+        if x.op is not Op.VAR or x.arg[0] not in range_names or c < 2 or not 0 <= r < c:
+            continue
+        name = x.arg[0]
+        if name in scaled:
+            continue  # a second residue on one variable: not merged, left as it is
+        lo, hi = box[name]
+        new_lo, new_hi = -((r - lo) // c), (hi - r) // c  # ceil and floor
+        if new_lo > new_hi:
+            return IndexingMap.empty(m.n_dims, m.n_results)
+        box[name] = (new_lo, new_hi)
+        scaled[name] = var(name, new_lo, new_hi) * c + r
+        dropped.add(mod(x, const(c), Semantics.FLOOR))
+    if not scaled:
+        return m
+    rescaled = IndexingMap(
+        m.dims,
+        tuple(Variable(v.name, *box[v.name]) for v in m.range_vars),
+        m.rt_vars,
+        tuple(substitute(t, scaled) for t in m.results),
+        tuple((substitute(e, scaled), lo, hi) for e, lo, hi in m.constraints if e not in dropped),
+    )
+    return _simplified(rescaled.normalized(), remove_unused=False, rules=rules)
+
+
+def _simplified(m: IndexingMap, *, remove_unused: bool, rules: RuleSet | None) -> IndexingMap:
     rules = rules or default_ruleset()
     crules = constraint_ruleset()
     m = m.normalized()
