@@ -325,3 +325,48 @@ def test_cli_map_simplify_options(capsys: pytest.CaptureFixture[str]) -> None:
     text += " s0 mod 6 in [0, 0]"
     assert main(["map", "simplify", "--rescale-symbols", "--remove-unused-dims", text]) == 0
     assert capsys.readouterr().out == "()[s0] -> (s0), domain: s0 in [0, 1]\n"
+
+
+# ------------------------------------------------------------------ constraints by steps
+@pytest.mark.parametrize(
+    ("constraint", "d0_box", "kept"),
+    [
+        ("d0 * 6 + s0 * 3 + s1 in [0, 599]", "[0, 99]", False),
+        # the gcd of 8 and 3 is 1: the step is d0's own coefficient, rest in [0, 5]
+        ("d0 * 8 + s0 * 3 + s1 in [0, 799]", "[0, 99]", False),
+        ("d0 * 8 + s0 * 3 + s1 in [8, 799]", "[1, 99]", False),
+        # the rest reaches 5 > 4: a value of d0 where only some rests fit, kept
+        ("d0 * 4 + s0 * 3 + s1 in [0, 599]", "[0, 200]", True),
+        ("d0 * 6 + s1 * 5 in [0, 599]", "[0, 200]", True),
+        # the lower side straddles a step (d0 = 1: 6 + rest >= 7 for some rests only)
+        ("d0 * 6 + s0 * 3 + s1 in [7, 599]", "[0, 99]", True),
+    ],
+)
+def test_a_constraint_whose_rest_fits_one_step_bounds_the_scaled_part(
+    constraint: str, d0_box: str, kept: bool
+) -> None:
+    head = "(d0)[s0, s1] -> (d0, s0, s1), domain: "
+    text = f"{head}d0 in [0, 200], s0 in [0, 1], s1 in [0, 2], {constraint}"
+    m = parse_map(text)
+    out = simplify_map(m)
+    want = f"{head}d0 in {d0_box}, s0 in [0, 1], s1 in [0, 2]"
+    assert print_map(out) == (f"{want}, {constraint}" if kept else want)
+    assert image(out) == image(m)
+
+
+@PROPERTY
+@given(
+    st.integers(2, 9),
+    st.lists(st.integers(-4, 4), min_size=2, max_size=2),
+    st.integers(-20, 60),
+    st.integers(0, 60),
+)
+def test_splitting_a_constraint_by_a_step_keeps_the_domain(
+    k: int, coefs: list[int], lo: int, width: int
+) -> None:
+    text = (
+        "(d0)[s0, s1] -> (d0 + s0 * 7 + s1 * 13), domain: d0 in [-3, 12], s0 in [0, 2],"
+        f" s1 in [-1, 2], d0 * {k} + s0 * {coefs[0]} + s1 * {coefs[1]} in [{lo}, {lo + width}]"
+    )
+    m = parse_map(text)
+    assert image(simplify_map(m)) == image(m)

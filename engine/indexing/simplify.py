@@ -33,7 +33,7 @@ import dataclasses
 import itertools
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Final
 
 from quorem.engine.context import (
@@ -109,14 +109,65 @@ def _read_bound(r: Term, side: str, bounds: _Bounds, fallback: tuple[Term, int])
         bounds.add(e, min(k, e.vmin if e.vmin is not None else k), k)
 
 
+def _is_simple_bound(r: Term) -> bool:
+    """Whether a rewritten comparison is a constant or bounds one variable by a constant."""
+    if r.is_const:
+        return True
+    if r.op is not Op.LE:
+        return False
+    a, b = r.args
+    return (a.is_const and b.op is Op.VAR) or (b.is_const and a.op is Op.VAR)
+
+
+def _split_by_step(  # noqa: PLR0917  (one call site)
+    e: Term, side: str, k: int, crules: RuleSet, fresh: Iterator[str], default: Term
+) -> Term:
+    """``k <= e`` (side ``lo``) or ``e <= k`` as a bound on the scaled part of ``e``.
+
+    ``e`` is split into ``g*A + B``: ``A`` the addends whose coefficient ``g`` divides,
+    ``B`` the rest. When ``B``'s range is narrower than one step ``g``, ``B`` stands in
+    as a fresh variable ``r`` over ``[0, vmax(B) - vmin(B)]`` (the constant ``vmin(B)``
+    moved to the bound) and the rules rewrite the comparison (``g*s + r <= c`` is ``s <=
+    floor((c - r)/g)`` when the rounding is the same for every ``r``: the rules
+    ``*-common-factor`` of ``rules/45-compare.rules``). A rewrite free of ``r`` holds
+    for every value ``B`` takes, so it is the constraint. The steps are tried from the
+    largest coefficient down; ``default`` when no split bounds one variable. The shipped
+    rules split ``e`` only by the gcd of all its coefficients above 1, which misses
+    ``d0*8 + s0*3 + s1`` with ``3*s0 + s1`` in ``[0, 5]``.
+    """
+    pairs, constant = e.addends()
+    if len(pairs) < 2:
+        return default
+    for g in sorted({abs(c) for _, c in pairs if abs(c) > 1}, reverse=True):
+        scaled = [(a, c) for a, c in pairs if c % g == 0]
+        rest = linear([(a, c) for a, c in pairs if c % g], constant)
+        if not scaled or rest.is_const or rest.vmin is None or rest.vmax is None:
+            continue
+        if rest.vmax - rest.vmin >= g:
+            continue
+        stand = var(next(fresh), 0, rest.vmax - rest.vmin)
+        core = linear([*scaled, (stand, 1)])
+        bound = const(k - rest.vmin)
+        cmp = compare(Op.LE, bound, core) if side == "lo" else compare(Op.LE, core, bound)
+        out = _comparison(cmp, crules)
+        if _is_simple_bound(out) and stand.arg[0] not in free_names(out):
+            return out
+    return default
+
+
 def _constraint_pass(m: IndexingMap, rules: RuleSet, crules: RuleSet) -> IndexingMap:
     """One pass over the constraints: simplify, move into bounds, fold into the box."""
     bounds = _Bounds()
+    fresh = internal_names("r", (v.name for v in m.variables()))
     for expr, lo, hi in m.constraints:
         e = _simplify(expr, rules)
         low = _comparison(compare(Op.LE, const(lo), e), crules)
+        if not _is_simple_bound(low):
+            low = _split_by_step(e, "lo", lo, crules, fresh, low)
         _read_bound(low, "lo", bounds, (e, lo))
         high = _comparison(compare(Op.LE, e, const(hi)), crules)
+        if not _is_simple_bound(high):
+            high = _split_by_step(e, "hi", hi, crules, fresh, high)
         _read_bound(high, "hi", bounds, (e, hi))
         if bounds.empty:
             return IndexingMap.empty(m.n_dims, m.n_results)
