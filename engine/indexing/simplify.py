@@ -59,6 +59,7 @@ _MAX_PASSES: Final = 64
 _CONSTRAINT_STEPS: Final = 10_000
 _ENUMERATED: Final = 2**16  # points times constraints checked for unused variables
 _INT64_MAX: Final = 2**63 - 1
+_RECOMBINE_TRIES: Final = 256  # remainder-division pairs tried per pass of _recombined
 
 
 def _simplify(t: Term, rules: RuleSet) -> Term:
@@ -433,9 +434,13 @@ def _recombined(t: Term, rules: RuleSet) -> Term:
 
 
 def _recombine_once(t: Term, rules: RuleSet) -> Term | None:
+    """One cheaper form of ``t`` by one recombination, or None (see :func:`_recombined`)."""
     cost = count_divmod(t)
     if cost < 2:
         return None
+    # Each try simplifies a term: capped, so that a sum of many remainders and
+    # divisions (XLA warns at 100 pairs) costs a bounded number of simplifications.
+    tries = _RECOMBINE_TRIES
     for s in _subterms(t):
         if s.op is not Op.ADD:
             continue
@@ -450,6 +455,9 @@ def _recombine_once(t: Term, rules: RuleSet) -> Term | None:
                 assert d is not None
                 if d % c:
                     continue
+                tries -= 1
+                if tries < 0:
+                    return None
                 n = d_atom.args[0]
                 over = div(n, const(d // c), Semantics.FLOOR) if d > c else n
                 written = mod(over, const(c), Semantics.FLOOR)
