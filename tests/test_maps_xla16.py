@@ -12,7 +12,7 @@ from quorem.engine.cli import main
 from quorem.engine.indexing import IndexingMap, parse_map, print_map
 from quorem.engine.indexing.compose import compose
 from quorem.engine.indexing.hlo_ops import reshape_map
-from quorem.engine.indexing.simplify import crt, simplify_map
+from quorem.engine.indexing.simplify import crt, maps_equal, simplify_map
 from quorem.engine.ops import Op
 
 PROPERTY = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -53,6 +53,19 @@ def test_a_pair_split_by_a_merged_nested_division_recombines() -> None:
         " domain: d0 in [0, 127], d1 in [0, 5]"
     )
     assert simplified(text) == "(d0, d1) -> (d0 + d1 * 128), domain: d0 in [0, 127], d1 in [0, 5]"
+
+
+def test_a_bitcast_and_back_recombines_a_division_written_over_another_numerator() -> None:
+    # n = d0*64 + d1 in digits 32, 3, 512 and the rest: d0 // 768 is n // 49152, the
+    # division of (n // 96) % 512 by 512; both directions of writing are needed.
+    text = (
+        "(d0, d1) -> ((d0 floordiv 768) * 98304 + (((d0 * 64 + d1) floordiv 96) mod 512) * 192"
+        " + ((d0 * 2 + d1 floordiv 32) mod 3) * 64 + (d1 mod 32) * 2),"
+        " domain: d0 in [0, 2047], d1 in [0, 63]"
+    )
+    want = "(d0, d1) -> (d0 * 128 + d1 * 2), domain: d0 in [0, 2047], d1 in [0, 63]"
+    assert simplified(text) == want
+    assert maps_equal(parse_map(text), parse_map(want))
 
 
 def test_recombination_needs_the_remainder_to_be_the_digit() -> None:

@@ -177,6 +177,27 @@ def _reshape_cases() -> list[dict[str, Any]]:
                 "note": f"reshape {chain} (composed, not simplified)",
             }
         )
+    # Bitcast and back, as its digits come out after the nested divisions merged: the
+    # top division d0 // 768 is (d0*64 + d1) // 49152, written over another numerator.
+    for wide, (a, b) in ((64, (32, 3)), (96, (32, 3))):
+        outer = a * b
+        top = outer * 512 // wide  # d0 // top is n // (outer*512) for d1 < wide
+        text = (
+            f"(d0, d1) -> ((d0 floordiv {top}) * {outer * 512 * 2}"
+            f" + (((d0 * {wide} + d1) floordiv {outer}) mod 512) * {outer * 2}"
+            f" + (((d0 * {wide} + d1) floordiv {a}) mod {b}) * {a * 2} + (d1 mod {a}) * 2),"
+            f" domain: d0 in [0, {top * 2 - 1}], d1 in [0, {wide - 1}]"
+        )
+        out.append(
+            {
+                "family": "reshape-back",
+                "map": text,
+                "options": {},
+                "expected": f"(d0, d1) -> (d0 * {wide * 2} + d1 * 2),"
+                f" domain: d0 in [0, {top * 2 - 1}], d1 in [0, {wide - 1}]",
+                "note": "bitcast and back: the digits of 2*(d0*wide + d1)",
+            }
+        )
     return out
 
 

@@ -30,6 +30,7 @@ a division, or stops, and passes are capped.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import itertools
 import math
 import re
@@ -445,29 +446,48 @@ def _recombine_once(t: Term, rules: RuleSet) -> Term | None:
         if s.op is not Op.ADD:
             continue
         pairs, constant = s.addends()
-        divs = [a for a, _ in pairs if _positive_const_operand(a, Op.FLOORDIV)]
-        for i, (m_atom, _) in enumerate(pairs):
-            c = _positive_const_operand(m_atom, Op.FLOORMOD)
-            if c is None:
-                continue
-            for d_atom in divs:
-                d = _positive_const_operand(d_atom, Op.FLOORDIV)
-                assert d is not None
-                if d % c:
-                    continue
+        mods = [(i, a) for i, (a, _) in enumerate(pairs) if _positive_const_operand(a, Op.FLOORMOD)]
+        divs = [(i, a) for i, (a, _) in enumerate(pairs) if _positive_const_operand(a, Op.FLOORDIV)]
+        for (i, m_atom), (j, d_atom) in itertools.product(mods, divs):
+            for at, old, new in _rewritings(m_atom, d_atom, i, j):
                 tries -= 1
                 if tries < 0:
                     return None
-                n = d_atom.args[0]
-                over = div(n, const(d // c), Semantics.FLOOR) if d > c else n
-                written = mod(over, const(c), Semantics.FLOOR)
-                if written is m_atom or _simplify(written, rules) is not m_atom:
-                    continue
-                new_pairs = [(written if j == i else a, k) for j, (a, k) in enumerate(pairs)]
-                u = _simplify(replace_subterms(t, {s: linear(new_pairs, constant)}), rules)
+                if new is old or _simplify(new, rules) is not old:
+                    continue  # not provably the same term: no rewrite
+                new_pairs = [(new if k == at else a, c) for k, (a, c) in enumerate(pairs)]
+                u = replace_subterms(t, {s: linear(new_pairs, constant)})
+                # The recombination rules alone first: the full set may rewrite the
+                # candidate's nested division before the pair is seen.
+                u = _simplify(_simplify(u, _recombination_rules(rules)), rules)
                 if count_divmod(u) < cost:
                     return u
     return None
+
+
+@functools.lru_cache(maxsize=4)
+def _recombination_rules(rules: RuleSet) -> RuleSet:
+    """The ``divmod-recombine*`` rules of ``rules`` (x % c and x // c back into x)."""
+    return RuleSet([r for r in rules if r.name.startswith("divmod-recombine")])
+
+
+def _rewritings(m_atom: Term, d_atom: Term, i: int, j: int) -> list[tuple[int, Term, Term]]:
+    """Ways to write a remainder ``x % c`` and a division ``n // d`` over one numerator.
+
+    ``(position, atom, candidate)``: the remainder as ``(n // (d/c)) % c`` when ``c``
+    divides ``d``, and the division as ``x // c`` (``((n // 192) % 1024)`` beside
+    ``d0 // 1536`` from ``(d0*128 + d1) // 196608``). A candidate replaces its atom only
+    where the rules simplify it to that very atom.
+    """
+    c = m_atom.args[1].value
+    d = d_atom.args[1].value
+    out = []
+    if d % c == 0:
+        n = d_atom.args[0]
+        over = div(n, const(d // c), Semantics.FLOOR) if d > c else n
+        out.append((i, m_atom, mod(over, const(c), Semantics.FLOOR)))
+    out.append((j, d_atom, div(m_atom.args[0], const(c), Semantics.FLOOR)))
+    return out
 
 
 def _remove_unused(m: IndexingMap, *, dims: bool = False) -> IndexingMap:
