@@ -383,3 +383,32 @@ def test_splitting_a_constraint_by_a_step_keeps_the_domain(
     )
     m = parse_map(text)
     assert image(simplify_map(m)) == image(m)
+
+
+@PROPERTY
+@given(
+    st.tuples(st.integers(0, 5), st.integers(-3, 3)),
+    st.tuples(st.sampled_from([2, 3, 4]), st.integers(0, 3)),
+    st.tuples(st.integers(-2, 6), st.integers(0, 4)),
+)
+def test_removing_an_unused_dimension_projects_the_domain(
+    box: tuple[int, int], residue: tuple[int, int], scaled: tuple[int, int]
+) -> None:
+    (d1_hi, shift), (n, r), (lo, width) = box, residue, scaled
+    # d1 is in no result; its own constraints go with it when they can hold, and the
+    # map at each d0 reads what the old map read at d0 for some d1.
+    text = (
+        f"(d0, d1)[s0] -> (d0 + s0), domain: d0 in [0, 4], d1 in [0, {d1_hi}], s0 in [0, 2],"
+        f" (d1 + {shift}) mod {n} in [{r % n}, {r % n}], d1 * 2 in [{lo}, {lo + width}],"
+        " d0 + s0 in [1, 5]"
+    )
+    m = parse_map(text)
+    out = simplify_map(m, remove_unused_dims=True)
+    projected: dict[tuple[int, ...], set[tuple[int, ...]]] = {}
+    for (d0, _), reads in image(m).items():
+        projected.setdefault((d0,), set()).update(reads)
+    if out.known_empty:
+        assert not projected
+    else:
+        assert out.n_dims == 1
+        assert image(out) == {k: frozenset(v) for k, v in projected.items()}
