@@ -68,6 +68,18 @@ def test_a_bitcast_and_back_recombines_a_division_written_over_another_numerator
     assert maps_equal(parse_map(text), parse_map(want))
 
 
+def test_two_remainder_digits_become_one_remainder_where_that_is_cheaper() -> None:
+    # (x % 4)*6 + d1 % 6 is (x*6 + d1 % 6) % 24 with x*6 + d1 % 6 = d0*12 + d1.
+    text = (
+        "(d0, d1) -> ((((d0 * 2 + d1 floordiv 6) mod 4) * 6 + d1 mod 6) mod 12),"
+        " domain: d0 in [0, 3], d1 in [0, 11]"
+    )
+    assert simplified(text) == "(d0, d1) -> (d1), domain: d0 in [0, 3], d1 in [0, 11]"
+    # Nothing cheaper: the two digits stay.
+    kept = "(d0, d1) -> ((d0 mod 4) * 6 + d1 mod 6), domain: d0 in [0, 9], d1 in [0, 11]"
+    assert simplified(kept) == kept
+
+
 def test_recombination_needs_the_remainder_to_be_the_digit() -> None:
     # (d1*2 + d0 // 64) % 3 is not a digit of (d1*64 + d0) // 192: nothing to recombine.
     text = (
@@ -130,6 +142,10 @@ def test_a_reshape_chain_back_to_its_shape_is_the_identity(shapes: list[list[int
         [[3, 2, 3, 4, 5], [3, 2, 2, 2, 3, 5], [2, 4, 3, 3, 5]],
         [[6, 2, 2, 8, 2], [3, 4, 2, 2, 2, 2, 2], [2, 2, 2, 4, 3, 2, 2]],
         [[4, 192], [4, 3, 64], [12, 64]],
+        # two remainder digits from numerators simplified apart: one remainder first
+        [[2, 3, 16, 2, 2, 2, 2], [2, 6, 8, 4, 2, 2], [3, 4, 4, 4, 2, 2, 2]],
+        [[4, 12, 16], [4, 2, 2, 2, 2, 2, 2, 3], [2, 4, 3, 16, 2]],
+        [[2, 4, 3, 5, 3], [2, 4, 3, 3, 5], [3, 2, 2, 6, 5]],
     ],
 )
 def test_three_reshapes_back_are_the_identity(shapes: list[list[int]]) -> None:

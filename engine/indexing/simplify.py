@@ -429,9 +429,49 @@ def _recombined(t: Term, rules: RuleSet) -> Term:
     for _ in range(_MAX_PASSES):
         better = _recombine_once(t, rules)
         if better is None:
+            better = _digit_pair_once(t, rules)
+        if better is None:
             return t
         t = better
     return t
+
+
+def _digit_pair_once(t: Term, rules: RuleSet) -> Term | None:
+    """``t`` with two remainder digits of a sum as one remainder, when that is cheaper.
+
+    ``(x % c)*a + y % a`` is ``(x*a + y % a) % (a*c)`` (the rule ``mod-pair-as-one-mod``
+    of ``rules/constraints/``): in a reshape chain the two digits may come from
+    numerators simplified apart, and over ``x*a + y % a`` the rules can put them back
+    together. One rewrite per sum, kept only if the simplified term has fewer divisions
+    and remainders.
+    """
+    cost = count_divmod(t)
+    if cost < 2:
+        return None
+    pair_rules = _digit_pair_rules()
+    tries = _RECOMBINE_TRIES
+    for s in _subterms(t):
+        if s.op is not Op.ADD:
+            continue
+        pairs, _ = s.addends()
+        if sum(1 for a, _ in pairs if _positive_const_operand(a, Op.FLOORMOD)) < 2:
+            continue
+        tries -= 1
+        if tries < 0:
+            return None
+        one = rewrite_term(s, pair_rules, max_steps=1)
+        if one is s:
+            continue
+        u = _simplify(replace_subterms(t, {s: one}), rules)
+        if count_divmod(u) < cost:
+            return u
+    return None
+
+
+@functools.lru_cache(maxsize=1)
+def _digit_pair_rules() -> RuleSet:
+    """The rules ``mod-pair-as-one-mod*`` of the constraint rules."""
+    return RuleSet([r for r in constraint_ruleset() if r.name.startswith("mod-pair-as-one-mod")])
 
 
 def _recombine_once(t: Term, rules: RuleSet) -> Term | None:
