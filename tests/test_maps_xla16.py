@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 from math import gcd, prod
+from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -428,3 +430,12 @@ def test_removing_an_unused_dimension_projects_the_domain(
     else:
         assert out.n_dims == 1
         assert image(out) == {k: frozenset(v) for k, v in projected.items()}
+
+
+def test_cli_map_batch_options(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    text = "()[s0] -> (s0 floordiv 6), domain: s0 in [0, 11], s0 mod 6 in [0, 0]"
+    batch = tmp_path / "maps.jsonl"
+    batch.write_text(json.dumps({"id": "a", "map": text}) + "\n", encoding="utf-8")
+    assert main(["map", "simplify", "--rescale-symbols", "--batch", str(batch)]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out == {"id": "a", "output": "()[s0] -> (s0), domain: s0 in [0, 1]"}
