@@ -8,23 +8,31 @@ Every rewrite of a term here is made by a rule of ``rules/``:
   ``e <= hi``, each rewritten by the shipped rules plus the constraint rules of
   ``rules/constraints/`` (move constants, constant factors and divisors into the
   bound; fold comparisons the box decides), and read back as a bound on what is left;
+  a sum whose rest fits inside one step of a coefficient is rewritten with the rest
+  standing in as a variable (:func:`_split_by_step`);
 * the residue constraints ``x mod n_i in [r_i, r_i]`` on one ``x`` merge into one,
   ``x mod L in [R, R]`` with ``L`` the lcm of the moduli (coprime ones too) and ``R``
   the Chinese-remainder solution; the rule ``merge-residues-implied`` shows the merged
-  constraint implies each one it replaces (see :func:`crt` for the converse), and a
-  variable's bounds snap to its residue class by ``snap-lower``/``snap-upper``,
-  rewriting the conjunction written as a product of 0/1 comparisons;
-* with ``rescale_symbols``, a range variable confined to one residue class becomes a
-  new variable counting the class's members (XLA's ``RescaleSymbols``);
-* results are simplified by the shipped rules, and digit pairs split by a merged
-  nested division are recombined by writing a remainder over the division's numerator
-  (:func:`_recombined`).
+  constraint implies each one it replaces (the converse is the theorem, see
+  :func:`crt`), and a variable's bounds snap to its residue class by
+  ``snap-lower``/``snap-upper``, rewriting the conjunction written as a product of 0/1
+  comparisons;
+* results are simplified by the shipped rules; then digit pairs that simplification
+  split apart are recombined (:func:`_recombined`): a remainder or a division is
+  written over the other's numerator where the rules simplify the new writing back to
+  the old atom, or two remainder digits become one remainder (``mod-pair-as-one-mod``),
+  and the outcome is kept only when it has fewer divisions and remainders.
+
+Not rewrites, and so not by rules: ``rescale_symbols`` substitutes ``c*s + r`` for a
+range variable ``s`` (a bijection onto its residue class, XLA's ``RescaleSymbols``),
+and unused variables are removed with their constraints where those can hold.
 
 The constraint rules are proven sound like every rule (``quorem verify``); they are
 applied here to terms built for the purpose, with a step budget, not by the fixed-point
 rewriter to user expressions (so no termination order is claimed for them). The
 simplifier's own loop ends: each pass either narrows a bound, removes a constraint or
-a division, or stops, and passes are capped.
+a division, or stops, and passes are capped; recombination only ever lowers the count
+of divisions and remainders.
 """
 
 from __future__ import annotations
