@@ -17,8 +17,7 @@ __all__ = ["add_map_parser", "cmd_map", "map_record"]
 _EPILOG = """\
 examples:
   quorem map simplify '(d0) -> (d0 floordiv 16, d0 mod 16), domain: d0 in [0, 63]'
-  quorem map simplify --rescale-symbols \
-      '()[s0] -> (s0 floordiv 6), domain: s0 in [0, 11], s0 mod 6 in [0, 0]'
+  quorem map simplify --rescale-symbols '()[s0] -> (s0), domain: s0 in [0, 9], s0 mod 3 in [1, 1]'
   quorem map simplify --batch maps.jsonl      # lines {"id": ..., "map": "..."}
 
 Batch output: one line per input line, {"id", "output"} or {"id", "error"}.
