@@ -69,6 +69,7 @@ _CONSTRAINT_STEPS: Final = 10_000
 _ENUMERATED: Final = 2**16  # points times constraints checked for unused variables
 _INT64_MAX: Final = 2**63 - 1
 _RECOMBINE_TRIES: Final = 256  # remainder-division pairs tried per pass of _recombined
+_DIGIT_PAIR_TRIES: Final = 32  # digit pairs made one remainder, per pass of _recombined
 
 
 def _simplify(t: Term, rules: RuleSet) -> Term:
@@ -457,19 +458,20 @@ def _digit_pair_once(t: Term, rules: RuleSet) -> Term | None:
     if cost < 2:
         return None
     pair_rules = _digit_pair_rules()
-    tries = _RECOMBINE_TRIES
+    tries = _DIGIT_PAIR_TRIES
     for s in _subterms(t):
         if s.op is not Op.ADD:
             continue
         pairs, _ = s.addends()
         if sum(1 for a, _ in pairs if _positive_const_operand(a, Op.FLOORMOD)) < 2:
             continue
-        tries -= 1
-        if tries < 0:
-            return None
         one = rewrite_term(s, pair_rules, max_steps=1)
         if one is s:
             continue
+        # Each rewrite that fired costs a simplification of the whole term: capped.
+        tries -= 1
+        if tries < 0:
+            return None
         u = _simplify(replace_subterms(t, {s: one}), rules)
         if count_divmod(u) < cost:
             return u
