@@ -17,6 +17,7 @@ __all__ = ["add_map_parser", "cmd_map", "map_record"]
 _EPILOG = """\
 examples:
   quorem map simplify '(d0) -> (d0 floordiv 16, d0 mod 16), domain: d0 in [0, 63]'
+  quorem map simplify --rescale-symbols '()[s0] -> (s0), domain: s0 in [0, 9], s0 mod 3 in [1, 1]'
   quorem map simplify --batch maps.jsonl      # lines {"id": ..., "map": "..."}
 
 Batch output: one line per input line, {"id", "output"} or {"id", "error"}.
@@ -58,20 +59,48 @@ def add_map_parser(subs: Any) -> None:
         action="store_true",
         help="keep range and runtime variables that no result uses",
     )
+    simp.add_argument(
+        "--remove-unused-dims",
+        action="store_true",
+        help="remove dimensions no result uses too (XLA's RemoveUnusedVars): fewer dimensions",
+    )
+    simp.add_argument(
+        "--rescale-symbols",
+        action="store_true",
+        help="a range variable confined to a residue class counts its members "
+        "(XLA's RescaleSymbols): same reads, new symbol values",
+    )
     simp.set_defaults(handler=cmd_map)
 
 
-def _simplified(source: str, keep_unused: bool) -> str:
+def _simplified(source: str, keep_unused: bool, options: dict[str, bool]) -> str:
     try:
-        return print_map(simplify_map(parse_map(source), remove_unused=not keep_unused))
+        m = parse_map(source)
+        return print_map(
+            simplify_map(
+                m,
+                remove_unused=not keep_unused,
+                remove_unused_dims=options.get("remove_unused_dims", False),
+                rescale=options.get("rescale", False),
+            )
+        )
     except RecursionError:
         # Not expected (the parser limits nesting, the engine walks terms with explicit
         # stacks), but one bad map must not take the batch down with a traceback.
         raise MapInputError("the map is nested too deeply") from None
 
 
-def map_record(text: str, lineno: int, keep_unused: bool) -> dict[str, Any]:
+def map_record(
+    text: str,
+    lineno: int,
+    keep_unused: bool,
+    *,
+    remove_unused_dims: bool = False,
+    rescale: bool = False,
+) -> dict[str, Any]:
     """The output record of one batch line: ``{"id", "output"}`` or ``{"id", "error"}``.
+
+    The options are :func:`~quorem.engine.indexing.simplify.simplify_map`'s.
 
     Never raises for what the line holds: bad JSON, JSON nested too deeply for Python's
     decoder, a bad map or one too large are each an error record.
@@ -91,7 +120,9 @@ def map_record(text: str, lineno: int, keep_unused: bool) -> dict[str, Any]:
     if not isinstance(source, str):
         return {"id": ident, "error": f"line {lineno}: 'map' must be a string"}
     try:
-        out = _simplified(source, keep_unused)
+        out = _simplified(
+            source, keep_unused, {"remove_unused_dims": remove_unused_dims, "rescale": rescale}
+        )
     except QuoremError as exc:
         return {"id": ident, "error": f"line {lineno}: {exc}"}
     return {"id": ident, "output": out}
@@ -114,14 +145,15 @@ def cmd_map(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     """``quorem map simplify``: print the simplified map, or a JSON line per batch line."""
     if (args.map is None) == (args.batch is None):
         raise MapInputError("give either MAP or --batch FILE")
+    options = {"remove_unused_dims": args.remove_unused_dims, "rescale": args.rescale_symbols}
     if args.batch is None:
-        out.write(_simplified(args.map, args.keep_unused) + "\n")
+        out.write(_simplified(args.map, args.keep_unused, options) + "\n")
         return 0
     status = 0
     for lineno, text in _lines(args.batch):
         if not text.strip():
             continue
-        rec = map_record(text, lineno, args.keep_unused)
+        rec = map_record(text, lineno, args.keep_unused, **options)
         if "error" in rec:
             status = 1
         out.write(json.dumps(rec) + "\n")

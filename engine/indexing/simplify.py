@@ -8,24 +8,41 @@ Every rewrite of a term here is made by a rule of ``rules/``:
   ``e <= hi``, each rewritten by the shipped rules plus the constraint rules of
   ``rules/constraints/`` (move constants, constant factors and divisors into the
   bound; fold comparisons the box decides), and read back as a bound on what is left;
-* ``x mod a in [r, r]`` and ``x mod b in [r, r]`` merge into ``x mod lcm(a, b)`` by the
-  rule ``merge-residues``, and a variable's bounds snap to its residue class by
+  a sum whose rest fits inside one step of a coefficient is rewritten with the rest
+  standing in as a variable (:func:`_split_by_step`);
+* the residue constraints ``x mod n_i in [r_i, r_i]`` on one ``x`` merge into one,
+  ``x mod L in [R, R]`` with ``L`` the lcm of the moduli (coprime ones too) and ``R``
+  the Chinese-remainder solution; the rule ``merge-residues-implied`` shows the merged
+  constraint implies each one it replaces (the converse is the theorem, see
+  :func:`crt`), and a variable's bounds snap to its residue class by
   ``snap-lower``/``snap-upper``, rewriting the conjunction written as a product of 0/1
-  comparisons.
+  comparisons;
+* results are simplified by the shipped rules; then digit pairs that simplification
+  split apart are recombined (:func:`_recombined`): a remainder or a division is
+  written over the other's numerator where the rules simplify the new writing back to
+  the old atom, or two remainder digits become one remainder (``mod-pair-as-one-mod``),
+  and the outcome is kept only when it has fewer divisions and remainders.
+
+Not rewrites, and so not by rules: ``rescale_symbols`` substitutes ``c*s + r`` for a
+range variable ``s`` (a bijection onto its residue class, XLA's ``RescaleSymbols``),
+and unused variables are removed with their constraints where those can hold.
 
 The constraint rules are proven sound like every rule (``quorem verify``); they are
 applied here to terms built for the purpose, with a step budget, not by the fixed-point
 rewriter to user expressions (so no termination order is claimed for them). The
 simplifier's own loop ends: each pass either narrows a bound, removes a constraint or
-a division, or stops, and passes are capped.
+a division, or stops, and passes are capped; recombination only ever lowers the count
+of divisions and remainders.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import functools
 import itertools
+import math
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Final
 
 from quorem.engine.context import (
@@ -35,21 +52,24 @@ from quorem.engine.context import (
     restore_variables,
     safe_outside,
 )
-from quorem.engine.evaluate import evaluate
+from quorem.engine.evaluate import count_divmod, evaluate
 from quorem.engine.indexing.compare import decide_empty, decide_equal
 from quorem.engine.indexing.map import IndexingMap, IndexingMapError, Variable, internal_names
 from quorem.engine.indexing.mapsyntax import print_map
 from quorem.engine.ops import Op, Semantics
 from quorem.engine.rewrite import rewrite_term
 from quorem.engine.ruleset import RuleSet, constraint_ruleset, default_ruleset
-from quorem.engine.term import Term, compare, const, mod, product, var
+from quorem.engine.term import Term, compare, const, div, linear, mod, product, var
 from quorem.engine.walk import free_names, replace_subterms, substitute
 
-__all__ = ["maps_equal", "simplify_map"]
+__all__ = ["crt", "maps_equal", "rescale_symbols", "simplify_map"]
 
 _MAX_PASSES: Final = 64
 _CONSTRAINT_STEPS: Final = 10_000
 _ENUMERATED: Final = 2**16  # points times constraints checked for unused variables
+_INT64_MAX: Final = 2**63 - 1
+_RECOMBINE_TRIES: Final = 256  # remainder-division pairs tried per pass of _recombined
+_DIGIT_PAIR_TRIES: Final = 32  # digit pairs made one remainder, per pass of _recombined
 
 
 def _simplify(t: Term, rules: RuleSet) -> Term:
@@ -100,14 +120,65 @@ def _read_bound(r: Term, side: str, bounds: _Bounds, fallback: tuple[Term, int])
         bounds.add(e, min(k, e.vmin if e.vmin is not None else k), k)
 
 
+def _is_simple_bound(r: Term) -> bool:
+    """Whether a rewritten comparison is a constant or bounds one variable by a constant."""
+    if r.is_const:
+        return True
+    if r.op is not Op.LE:
+        return False
+    a, b = r.args
+    return (a.is_const and b.op is Op.VAR) or (b.is_const and a.op is Op.VAR)
+
+
+def _split_by_step(  # noqa: PLR0917  (one call site)
+    e: Term, side: str, k: int, crules: RuleSet, fresh: Iterator[str], default: Term
+) -> Term:
+    """``k <= e`` (side ``lo``) or ``e <= k`` as a bound on the scaled part of ``e``.
+
+    ``e`` is split into ``g*A + B``: ``A`` the addends whose coefficient ``g`` divides,
+    ``B`` the rest. When ``B``'s range is narrower than one step ``g``, ``B`` stands in
+    as a fresh variable ``r`` over ``[0, vmax(B) - vmin(B)]`` (the constant ``vmin(B)``
+    moved to the bound) and the rules rewrite the comparison (``g*s + r <= c`` is ``s <=
+    floor((c - r)/g)`` when the rounding is the same for every ``r``: the rules
+    ``*-common-factor`` of ``rules/45-compare.rules``). A rewrite free of ``r`` holds
+    for every value ``B`` takes, so it is the constraint. The steps are tried from the
+    largest coefficient down; ``default`` when no split bounds one variable. The shipped
+    rules split ``e`` only by the gcd of all its coefficients above 1, which misses
+    ``d0*8 + s0*3 + s1`` with ``3*s0 + s1`` in ``[0, 5]``.
+    """
+    pairs, constant = e.addends()
+    if len(pairs) < 2:
+        return default
+    for g in sorted({abs(c) for _, c in pairs if abs(c) > 1}, reverse=True):
+        scaled = [(a, c) for a, c in pairs if c % g == 0]
+        rest = linear([(a, c) for a, c in pairs if c % g], constant)
+        if not scaled or rest.is_const or rest.vmin is None or rest.vmax is None:
+            continue
+        if rest.vmax - rest.vmin >= g:
+            continue
+        stand = var(next(fresh), 0, rest.vmax - rest.vmin)
+        core = linear([*scaled, (stand, 1)])
+        bound = const(k - rest.vmin)
+        cmp = compare(Op.LE, bound, core) if side == "lo" else compare(Op.LE, core, bound)
+        out = _comparison(cmp, crules)
+        if _is_simple_bound(out) and stand.arg[0] not in free_names(out):
+            return out
+    return default
+
+
 def _constraint_pass(m: IndexingMap, rules: RuleSet, crules: RuleSet) -> IndexingMap:
     """One pass over the constraints: simplify, move into bounds, fold into the box."""
     bounds = _Bounds()
+    fresh = internal_names("r", (v.name for v in m.variables()))
     for expr, lo, hi in m.constraints:
         e = _simplify(expr, rules)
         low = _comparison(compare(Op.LE, const(lo), e), crules)
+        if not _is_simple_bound(low):
+            low = _split_by_step(e, "lo", lo, crules, fresh, low)
         _read_bound(low, "lo", bounds, (e, lo))
         high = _comparison(compare(Op.LE, e, const(hi)), crules)
+        if not _is_simple_bound(high):
+            high = _split_by_step(e, "hi", hi, crules, fresh, high)
         _read_bound(high, "hi", bounds, (e, hi))
         if bounds.empty:
             return IndexingMap.empty(m.n_dims, m.n_results)
@@ -139,20 +210,9 @@ def _residue_pass(m: IndexingMap, crules: RuleSet) -> IndexingMap:
     residues = _residues(m)
     if not residues:
         return m
-    # x mod a == r follows from x mod b == r when a divides b (the rule merge-residues,
-    # whose guard is checked here first so that the rewriter is asked only where it can
-    # fire: with many residues, asking for every pair was cubic over the passes).
-    by_class: dict[tuple[Term, int], list[int]] = {}
-    for x, n, r in residues:
-        by_class.setdefault((x, r), []).append(n)
-    implied: set[Term] = set()
-    for (x, r), moduli in by_class.items():
-        for a in moduli:
-            if any(b != a and b % a == 0 and r < a and _merges(x, a, b, r, crules) for b in moduli):
-                implied.add(mod(x, const(a), Semantics.FLOOR))
-    if implied:
-        cons = tuple(c for c in m.constraints if c[0] not in implied)
-        return dataclasses.replace(m, constraints=cons).normalized()
+    merged = _merge_residues(m, residues, crules)
+    if merged is not m:
+        return merged
     box = m.bounds()
     changed = False
     for x, n, r in residues:
@@ -172,12 +232,71 @@ def _residue_pass(m: IndexingMap, crules: RuleSet) -> IndexingMap:
     return m.with_bounds(box) if changed else m
 
 
-def _merges(x: Term, a: int, b: int, r: int, crules: RuleSet) -> bool:
-    """Whether the rules rewrite ``x mod a == r and x mod b == r`` to ``x mod b == r``."""
-    ea, eb = mod(x, const(a), Semantics.FLOOR), mod(x, const(b), Semantics.FLOOR)
-    both = product([compare(Op.EQ, ea, const(r)), compare(Op.EQ, eb, const(r))])
-    merged = _comparison(both, crules)
-    return merged is compare(Op.EQ, eb, const(r))
+def _merge_residues(
+    m: IndexingMap, residues: list[tuple[Term, int, int]], crules: RuleSet
+) -> IndexingMap:
+    """The residue constraints on one expression as one, ``x mod lcm in [r, r]``.
+
+    ``x mod n_i == r_i`` for every i holds exactly when ``x mod L == R``, for ``L`` the
+    lcm of the ``n_i`` and ``R`` their Chinese-remainder solution (none: the map is
+    empty). The single constraint implies each one it replaces: the rule
+    ``merge-residues-implied`` is asked to rewrite ``x mod n_i == r_i and x mod L == R``
+    to ``x mod L == R``, and nothing is merged unless it does for each. The converse,
+    that the constraints together imply ``x mod L == R``, is the Chinese remainder
+    theorem (two solutions differ by a common multiple of the moduli, a multiple of
+    their lcm), not a rewrite: Z3 cannot prove it for symbolic moduli. The test suite
+    checks it by enumerating one period. ``x mod n in [r, r]`` with ``r`` outside
+    ``[0, n)`` is left to the range checks.
+    """
+    by_expr: dict[Term, list[tuple[int, int]]] = {}
+    for x, n, r in residues:
+        if 0 <= r < n:
+            by_expr.setdefault(x, []).append((n, r))
+    replaced: dict[Term, tuple[Term, int, int]] = {}
+    for x, classes in by_expr.items():
+        if len(classes) < 2:
+            continue
+        solution = crt(classes)
+        if solution is None:
+            return IndexingMap.empty(m.n_dims, m.n_results)
+        big, rest = solution
+        if big > _INT64_MAX:
+            continue
+        if all(_implies(x, solution, n, r, crules) for n, r in classes if n != big):
+            for n, _ in classes:
+                replaced[mod(x, const(n), Semantics.FLOOR)] = (x, big, rest)
+    if not replaced:
+        return m
+    kept = [c for c in m.constraints if c[0] not in replaced]
+    kept += [(mod(x, const(n), Semantics.FLOOR), r, r) for x, n, r in set(replaced.values())]
+    return dataclasses.replace(m, constraints=tuple(kept)).normalized()
+
+
+def crt(classes: Sequence[tuple[int, int]]) -> tuple[int, int] | None:
+    """``(L, R)``: ``x mod n == r`` for every ``(n, r)`` exactly when ``x mod L == R``.
+
+    ``L`` is the lcm of the moduli (all positive) and ``0 <= R < L``; None when no
+    integer has every residue (two classes disagree modulo the gcd of their moduli).
+    """
+    big, rest = 1, 0
+    for n, r in classes:
+        g = math.gcd(big, n)
+        if (r - rest) % g:
+            return None
+        # rest + big*t == r (mod n): t == (r - rest)/g * inverse(big/g) (mod n/g).
+        step = n // g
+        t = ((r - rest) // g * pow(big // g, -1, step)) % step if step > 1 else 0
+        rest, big = rest + big * t, big * step
+        rest %= big
+    return big, rest
+
+
+def _implies(x: Term, merged: tuple[int, int], n: int, r: int, crules: RuleSet) -> bool:
+    """Whether the rules rewrite ``x % n == r and x % big == rest`` to ``x % big == rest``."""
+    big, rest = merged
+    en, eb = mod(x, const(n), Semantics.FLOOR), mod(x, const(big), Semantics.FLOOR)
+    both = product([compare(Op.EQ, en, const(r)), compare(Op.EQ, eb, const(rest))])
+    return _comparison(both, crules) is compare(Op.EQ, eb, const(rest))
 
 
 def _bound_in(t: Term, name: str, side: str, default: int) -> int:
@@ -234,7 +353,8 @@ def _simplify_results(m: IndexingMap, rules: RuleSet) -> IndexingMap:
     ]
     known = knowledge(conditions, {}) if conditions else None
     results = tuple(
-        _simplify_result(_under(t, rules, known), rules, stand_in, back) for t in m.results
+        _recombined(_simplify_result(_under(t, rules, known), rules, stand_in, back), rules)
+        for t in m.results
     )
     return dataclasses.replace(m, results=results)
 
@@ -276,17 +396,167 @@ def _simplify_result(
     return u
 
 
-def _remove_unused(m: IndexingMap) -> IndexingMap:
+def _subterms(t: Term) -> list[Term]:
+    """Every distinct subterm of ``t``, each once, children before their parents."""
+    seen: set[Term] = set()
+    out: list[Term] = []
+    stack: list[tuple[Term, bool]] = [(t, False)]
+    while stack:
+        u, ready = stack.pop()
+        if ready:
+            out.append(u)
+            continue
+        if u in seen:
+            continue
+        seen.add(u)
+        stack.append((u, True))
+        stack.extend((c, False) for c in u.args if c not in seen)
+    return out
+
+
+def _positive_const_operand(t: Term, op: Op) -> int | None:
+    """The divisor of ``x // c`` or ``x % c`` (``op``) with ``c > 0``; else None."""
+    if t.op is op and t.args[1].is_const and t.args[1].value > 0:
+        return t.args[1].value
+    return None
+
+
+def _recombined(t: Term, rules: RuleSet) -> Term:
+    """``t`` with digit pairs recombined across a merged nested division, when cheaper.
+
+    The rules recombine ``((n // a) % c)*k`` with ``(n // (a*c))*e`` (the rule
+    ``divmod-recombine-composed`` and its weighted form) only while the remainder is
+    written over ``n // a``. Simplifying rewrites that numerator first (``(d1*128 + d0)
+    // 64`` to ``d1*2 + d0 // 64``, then coefficients reduced modulo ``c``), and once
+    ``(y // 64) // 3`` is merged into ``y // 192`` the two halves no longer meet. So
+    both forms are tried: for a sum holding ``x % c`` and ``n // (a*c)``, where the rules
+    simplify ``(n // a) % c`` to that very ``x % c`` (so the two are equal, by proven
+    rewrites), the remainder is written back over ``n // a`` and the whole term
+    simplified again; the new term is kept only if it has fewer divisions and
+    remainders (``count_divmod``), so the loop ends.
+    """
+    for _ in range(_MAX_PASSES):
+        better = _recombine_once(t, rules)
+        if better is None:
+            better = _digit_pair_once(t, rules)
+        if better is None:
+            return t
+        t = better
+    return t
+
+
+def _digit_pair_once(t: Term, rules: RuleSet) -> Term | None:
+    """``t`` with two remainder digits of a sum as one remainder, when that is cheaper.
+
+    ``(x % c)*a + y % a`` is ``(x*a + y % a) % (a*c)`` (the rule ``mod-pair-as-one-mod``
+    of ``rules/constraints/``): in a reshape chain the two digits may come from
+    numerators simplified apart, and over ``x*a + y % a`` the rules can put them back
+    together. One rewrite per sum, kept only if the simplified term has fewer divisions
+    and remainders.
+    """
+    cost = count_divmod(t)
+    if cost < 2:
+        return None
+    pair_rules = _digit_pair_rules()
+    tries = _DIGIT_PAIR_TRIES
+    for s in _subterms(t):
+        if s.op is not Op.ADD:
+            continue
+        pairs, _ = s.addends()
+        if sum(1 for a, _ in pairs if _positive_const_operand(a, Op.FLOORMOD)) < 2:
+            continue
+        one = rewrite_term(s, pair_rules, max_steps=1)
+        if one is s:
+            continue
+        # Each rewrite that fired costs a simplification of the whole term: capped.
+        tries -= 1
+        if tries < 0:
+            return None
+        u = _simplify(replace_subterms(t, {s: one}), rules)
+        if count_divmod(u) < cost:
+            return u
+    return None
+
+
+@functools.lru_cache(maxsize=1)
+def _digit_pair_rules() -> RuleSet:
+    """The rules ``mod-pair-as-one-mod*`` of the constraint rules."""
+    return RuleSet([r for r in constraint_ruleset() if r.name.startswith("mod-pair-as-one-mod")])
+
+
+def _recombine_once(t: Term, rules: RuleSet) -> Term | None:
+    """One cheaper form of ``t`` by one recombination, or None (see :func:`_recombined`)."""
+    cost = count_divmod(t)
+    if cost < 2:
+        return None
+    # Each try simplifies a term: capped, so that a sum of many remainders and
+    # divisions (XLA warns at 100 pairs) costs a bounded number of simplifications.
+    tries = _RECOMBINE_TRIES
+    for s in _subterms(t):
+        if s.op is not Op.ADD:
+            continue
+        pairs, constant = s.addends()
+        mods = [(i, a) for i, (a, _) in enumerate(pairs) if _positive_const_operand(a, Op.FLOORMOD)]
+        divs = [(i, a) for i, (a, _) in enumerate(pairs) if _positive_const_operand(a, Op.FLOORDIV)]
+        for (i, m_atom), (j, d_atom) in itertools.product(mods, divs):
+            for at, old, new in _rewritings(m_atom, d_atom, i, j):
+                tries -= 1
+                if tries < 0:
+                    return None
+                if new is old or _simplify(new, rules) is not old:
+                    continue  # not provably the same term: no rewrite
+                new_pairs = [(new if k == at else a, c) for k, (a, c) in enumerate(pairs)]
+                u = replace_subterms(t, {s: linear(new_pairs, constant)})
+                # The recombination rules alone first: the full set may rewrite the
+                # candidate's nested division before the pair is seen.
+                u = _simplify(_simplify(u, _recombination_rules(rules)), rules)
+                if count_divmod(u) < cost:
+                    return u
+    return None
+
+
+@functools.lru_cache(maxsize=4)
+def _recombination_rules(rules: RuleSet) -> RuleSet:
+    """The ``divmod-recombine*`` rules of ``rules`` (x % c and x // c back into x)."""
+    return RuleSet([r for r in rules if r.name.startswith("divmod-recombine")])
+
+
+def _rewritings(m_atom: Term, d_atom: Term, i: int, j: int) -> list[tuple[int, Term, Term]]:
+    """Ways to write a remainder ``x % c`` and a division ``n // d`` over one numerator.
+
+    ``(position, atom, candidate)``: the remainder as ``(n // (d/c)) % c`` when ``c``
+    divides ``d``, and the division as ``x // c`` (``((n // 192) % 1024)`` beside
+    ``d0 // 1536`` from ``(d0*128 + d1) // 196608``). A candidate replaces its atom only
+    where the rules simplify it to that very atom.
+    """
+    c = m_atom.args[1].value
+    d = d_atom.args[1].value
+    out = []
+    if d % c == 0:
+        n = d_atom.args[0]
+        over = div(n, const(d // c), Semantics.FLOOR) if d > c else n
+        out.append((i, m_atom, mod(over, const(c), Semantics.FLOOR)))
+    out.append((j, d_atom, div(m_atom.args[0], const(c), Semantics.FLOOR)))
+    return out
+
+
+def _remove_unused(m: IndexingMap, *, dims: bool = False) -> IndexingMap:
     """Drop range and runtime variables the results do not use (XLA's RemoveUnusedSymbols).
+
+    With ``dims``, unused dimensions go too (XLA's RemoveUnusedVars); the map then has
+    fewer dimensions, the kept ones renumbered in order.
 
     A constraint that mentions a used variable keeps every variable it mentions. The
     constraints left mention unused variables only; they go with their variables when
     together (per group of constraints sharing variables) they have a solution in the
     box: found by enumerating a small box, or a witness among a few candidate points.
-    A group shown to have no solution makes the map known empty; a group undecided
-    keeps its variables and constraints.
+    (XLA drops them unchecked, which can make an empty map non-empty.) A group shown
+    to have no solution makes the map known empty; a group undecided keeps its
+    variables and constraints.
     """
-    used: set[str] = set().union(*(free_names(t) for t in m.results)) | {v.name for v in m.dims}
+    used: set[str] = set().union(*(free_names(t) for t in m.results))
+    if not dims:
+        used |= {v.name for v in m.dims}
     cons = [(e, lo, hi, free_names(e)) for e, lo, hi in m.constraints]
     grew = True
     while grew:
@@ -302,22 +572,26 @@ def _remove_unused(m: IndexingMap) -> IndexingMap:
             return IndexingMap.empty(m.n_dims, m.n_results)
         if verdict is None:
             used |= names
+    kept_dims = [v for v in m.dims if v.name in used]
     kept_range = [v for v in m.range_vars if v.name in used]
     kept_rt = [v for v in m.rt_vars if v.name in used]
-    if len(kept_range) + len(kept_rt) == len(m.range_vars) + len(m.rt_vars):
+    if len(kept_dims) + len(kept_range) + len(kept_rt) == len(list(m.variables())):
         return m
     kept = [(e, lo, hi) for e, lo, hi, names in cons if names <= used]
-    dims = {v.name for v in m.dims}
-    range_vars = _renumber(kept_range, "s", dims | {v.name for v in kept_rt})
-    rt_vars = _renumber(kept_rt, "rt", dims | {v.name for v in range_vars})
+    new_dims = _renumber(kept_dims, "d", {v.name for v in kept_range + kept_rt})
+    dim_names = {v.name for v in new_dims}
+    range_vars = _renumber(kept_range, "s", dim_names | {v.name for v in kept_rt})
+    rt_vars = _renumber(kept_rt, "rt", dim_names | {v.name for v in range_vars})
     # A simultaneous renaming: s2 -> s1 and s1 -> s0 do not chain.
     renames = {
         old.name: new.term()
-        for old, new in zip(kept_range + kept_rt, range_vars + rt_vars, strict=True)
+        for old, new in zip(
+            kept_dims + kept_range + kept_rt, new_dims + range_vars + rt_vars, strict=True
+        )
         if old.name != new.name
     }
     return IndexingMap(
-        m.dims,
+        tuple(new_dims),
         tuple(range_vars),
         tuple(rt_vars),
         tuple(substitute(t, renames) for t in m.results),
@@ -400,6 +674,8 @@ def simplify_map(
     m: IndexingMap,
     *,
     remove_unused: bool = True,
+    remove_unused_dims: bool = False,
+    rescale: bool = False,
     rules: RuleSet | None = None,
 ) -> IndexingMap:
     """Simplify ``m``: the same function on the same domain, written more simply.
@@ -408,9 +684,72 @@ def simplify_map(
     them; the domain is shown empty when a constraint cannot hold (the map is then
     known empty); variables with a one-point interval become constants; results are
     simplified over the box and the constraints; with ``remove_unused``, range and
-    runtime variables no result uses are removed. Idempotent: simplifying the result
-    again changes nothing.
+    runtime variables no result uses are removed (XLA's ``RemoveUnusedSymbols``).
+    Idempotent: simplifying the result again changes nothing.
+
+    Two options change what the variables mean, as XLA's separate entry points do; both
+    keep, for every point of the dimensions, the set of results its symbols reach:
+
+    * ``remove_unused_dims``: dimensions no result uses go too, with the constraints
+      on them alone (XLA's ``RemoveUnusedVars``): the map has fewer dimensions. Off by
+      default, as in XLA's ``Simplify``: a dimension is an index of the tensor.
+    * ``rescale``: :func:`rescale_symbols` first (XLA's ``RescaleSymbols``).
     """
+    if rescale:
+        m = rescale_symbols(m, rules=rules)
+    out = _simplified(m, remove_unused=remove_unused, rules=rules)
+    if remove_unused_dims and not out.known_empty:
+        out = _remove_unused(out, dims=True)
+    return out
+
+
+def rescale_symbols(m: IndexingMap, *, rules: RuleSet | None = None) -> IndexingMap:
+    """``m`` with each range variable confined to a residue class counting its members.
+
+    After simplifying (which merges the residue constraints on a variable into one and
+    snaps its bounds into the class), a range variable ``s in [lo, hi]`` with the
+    constraint ``s mod c in [r, r]`` (``c > 1``) is replaced by ``c*s + r`` everywhere,
+    ``s`` now in ``[(lo - r) / c, (hi - r) / c]``, and the constraint dropped (XLA's
+    ``RescaleSymbols``). The substitution is a bijection from the new interval onto the
+    values of the old one in the class, so for every point of the dimensions the map
+    reaches the same results, though the variable no longer takes the same values: the
+    map is not the same function of its symbols. Runtime variables (values the program
+    supplies) and dimensions are never rescaled; nor is a residue on an expression.
+    The result is simplified (unused symbols kept: they are still enumerated).
+    """
+    m = _simplified(m, remove_unused=False, rules=rules)
+    if m.known_empty:
+        return m
+    range_names = {v.name for v in m.range_vars}
+    box = m.bounds()
+    scaled: dict[str, Term] = {}
+    dropped: set[Term] = set()
+    for x, c, r in _residues(m):
+        if x.op is not Op.VAR or x.arg[0] not in range_names or c < 2 or not 0 <= r < c:
+            continue
+        name = x.arg[0]
+        if name in scaled:
+            continue  # a second residue on one variable: not merged, left as it is
+        lo, hi = box[name]
+        new_lo, new_hi = -((r - lo) // c), (hi - r) // c  # ceil and floor
+        if new_lo > new_hi:
+            return IndexingMap.empty(m.n_dims, m.n_results)
+        box[name] = (new_lo, new_hi)
+        scaled[name] = var(name, new_lo, new_hi) * c + r
+        dropped.add(mod(x, const(c), Semantics.FLOOR))
+    if not scaled:
+        return m
+    rescaled = IndexingMap(
+        m.dims,
+        tuple(Variable(v.name, *box[v.name]) for v in m.range_vars),
+        m.rt_vars,
+        tuple(substitute(t, scaled) for t in m.results),
+        tuple((substitute(e, scaled), lo, hi) for e, lo, hi in m.constraints if e not in dropped),
+    )
+    return _simplified(rescaled.normalized(), remove_unused=False, rules=rules)
+
+
+def _simplified(m: IndexingMap, *, remove_unused: bool, rules: RuleSet | None) -> IndexingMap:
     rules = rules or default_ruleset()
     crules = constraint_ruleset()
     m = m.normalized()

@@ -1,0 +1,1 @@
+"""Indexing-map corpora: maps with the map each must simplify to."""
