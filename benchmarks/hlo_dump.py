@@ -31,9 +31,9 @@ from typing import Any
 os.environ.setdefault("XLA_FLAGS", "--xla_force_host_platform_device_count=4")
 os.environ.setdefault("JAX_PLATFORMS", "cpu")
 
-import jax  # noqa: E402
-import jax.numpy as jnp  # noqa: E402
-from jax import lax  # noqa: E402
+import jax
+import jax.numpy as jnp
+from jax import lax
 
 OUT = Path(__file__).resolve().parent / "data" / "hlo"
 ROOT = Path(__file__).resolve().parent.parent
@@ -55,7 +55,8 @@ def mlp() -> Model:
 
 def cnn() -> Model:
     def f(x: Any, k: Any, scale: Any, bias: Any) -> Any:
-        y = lax.conv_general_dilated(x, k, (1, 1), "SAME", dimension_numbers=("NHWC", "HWIO", "NHWC"))
+        dims = ("NHWC", "HWIO", "NHWC")
+        y = lax.conv_general_dilated(x, k, (1, 1), "SAME", dimension_numbers=dims)
         mean = y.mean(axis=(0, 1, 2))
         var = y.var(axis=(0, 1, 2))
         y = (y - mean) * lax.rsqrt(var + 1e-5) * scale + bias
@@ -125,8 +126,8 @@ def cumsum() -> Model:
 
 def assoc_scan() -> Model:
     def f(a: Any, b: Any) -> Any:
-        def op(l: Any, r: Any) -> Any:
-            return (l[0] * r[0], r[0] * l[1] + r[1])
+        def op(left: Any, right: Any) -> Any:
+            return (left[0] * right[0], right[0] * left[1] + right[1])
 
         return lax.associative_scan(op, (a, b))
 
@@ -173,9 +174,9 @@ def dropout() -> Model:
 
 
 def sharded_mlp() -> Model:
+    import numpy as np  # noqa: PLC0415
     from jax.sharding import Mesh, NamedSharding  # noqa: PLC0415
     from jax.sharding import PartitionSpec as P  # noqa: PLC0415
-    import numpy as np  # noqa: PLC0415
 
     devices = jax.devices()
     if len(devices) < 4:

@@ -167,7 +167,8 @@ class Shape:
         ]
         text = f"{self.dtype}[{','.join(sizes)}]"
         if self.layout is not None:
-            tiling = "".join("T(" + ",".join(map(str, t)) + ")" for t in self.tiles)
+            tiling = "".join("(" + ",".join(map(str, t)) + ")" for t in self.tiles)
+            tiling = "T" + tiling if tiling else ""
             text += "{" + ",".join(map(str, self.layout)) + (f":{tiling}" if tiling else "") + "}"
         return text
 
@@ -521,9 +522,10 @@ class _Parser:
             t = self.tok
             if t.kind == "end":
                 raise self.error(f"unclosed {start.text!r} opened on line {start.line}")
+            closers = (")", "]", "}", ">") if angles else (")", "]", "}")
             if t.kind == "punct" and t.text in pairs and (angles or t.text != "<"):
                 stack.append(pairs[t.text])
-            elif t.kind == "punct" and t.text in (")", "]", "}") or (angles and t.text == ">"):
+            elif t.kind == "punct" and t.text in closers:
                 if t.text != stack[-1]:
                     raise self.error(f"expected {stack[-1]!r} to close {start.text!r}")
                 stack.pop()
@@ -753,9 +755,8 @@ class _Parser:
             raise self.error("expected an attribute value")
         while True:
             t = self.tok
-            if t.kind == "punct" and t.text in "{[(":
-                self.skip_group()
-            elif t.kind == "punct" and t.text == "<" and self.i > 0 and self._glued():
+            opens = t.kind == "punct" and t.text in ("{", "[", "(")
+            if opens or (t.kind == "punct" and t.text == "<" and self._glued()):
                 self.skip_group()
             else:
                 self.i += 1
