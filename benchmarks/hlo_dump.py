@@ -131,7 +131,7 @@ def assoc_scan() -> Model:
 
         return lax.associative_scan(op, (a, b))
 
-    return f, (_f32(16, 4), _f32(16, 4))
+    return f, (_f32(8, 4), _f32(8, 4))
 
 
 def rnn() -> Model:
