@@ -11,8 +11,10 @@ Each figure is the median over ``--repeat`` fresh processes (the machine is nois
 * ``--all --jsonl``, time to the first JSON line and to the exit, with the rule-code
   cache (``engine/__pycache__/quorem-rules.*.marshal``, written by the first run) and
   without it (``QUOREM_RULE_CACHE=0``: every rule compiled, as a first run does);
-* one process per computation (``--fused --computation NAME``, as a script calling
-  quorem per fusion would) against one ``--all`` process for the whole module.
+* one call on one computation (``--fused --computation NAME``), and with
+  ``--baseline PYTHON`` the same call run by another tree's interpreter;
+* one process per computation (as a script calling quorem per fusion would) against one
+  ``--all`` process for the whole module.
 
 It also checks that the ``--all`` path imports neither Z3 nor SymPy
 (``python -X importtime``).
@@ -32,8 +34,12 @@ ROOT = Path(__file__).resolve().parent.parent
 DEFAULT = ROOT / "benchmarks" / "data" / "hlo" / "mlp.opt.hlo"
 
 
-def _quorem() -> list[str]:
-    return [sys.executable, "-m", "quorem.engine.cli"]
+# What the `quorem` console script runs (quorem.engine.cli has no __main__ block).
+_MAIN = "import sys; from quorem.engine.cli import main; sys.exit(main(sys.argv[1:]))"
+
+
+def _quorem(python: str | None = None) -> list[str]:
+    return [python or sys.executable, "-c", _MAIN]
 
 
 def _timed(argv: list[str], env: dict[str, str]) -> tuple[float, float]:
@@ -41,7 +47,8 @@ def _timed(argv: list[str], env: dict[str, str]) -> tuple[float, float]:
     start = time.perf_counter()
     with subprocess.Popen(argv, stdout=subprocess.PIPE, env=env, text=True) as proc:
         assert proc.stdout is not None
-        proc.stdout.readline()
+        if not proc.stdout.readline() and argv[-1] != "pass":
+            raise SystemExit(f"no output from: {' '.join(argv)}")
         first = time.perf_counter() - start
         proc.stdout.read()
         if proc.wait() != 0:
@@ -55,7 +62,7 @@ def _median(argv: list[str], env: dict[str, str], repeat: int) -> tuple[float, f
 
 
 def _imports(module: Path, env: dict[str, str]) -> set[str]:
-    argv = [sys.executable, "-X", "importtime", "-m", "quorem.engine.cli"]
+    argv = [sys.executable, "-X", "importtime", "-c", _MAIN]
     done = subprocess.run(
         [*argv, "hlo", str(module), "--all", "--jsonl"],
         env=env,
@@ -75,11 +82,16 @@ def main(argv: list[str]) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--repeat", type=int, default=7)
     ap.add_argument("--module", type=Path, default=DEFAULT)
+    ap.add_argument(
+        "--baseline",
+        metavar="PYTHON",
+        help="also time one call with another tree's interpreter (e.g. an older quorem)",
+    )
     args = ap.parse_args(argv)
     warm = dict(os.environ)
     warm.pop("QUOREM_RULE_CACHE", None)
     cold = {**warm, "QUOREM_RULE_CACHE": "0"}
-    module = args.module
+    module = args.module.resolve()
     run_all = [*_quorem(), "hlo", str(module), "--all", "--jsonl"]
     _timed(run_all, warm)  # writes the cache if this engine has none yet
 
@@ -92,6 +104,20 @@ def main(argv: list[str]) -> int:
     from quorem.engine.indexing.hlo import parse_hlo  # noqa: PLC0415
 
     names = [c.name for c in parse_hlo(module.read_text(), str(module)).computations]
+    one_call = ["hlo", str(module), "--fused", "--computation", names[0], "--json"]
+    rows.append(
+        (
+            f"one call (--fused --computation {names[0]})",
+            *_median([*_quorem(), *one_call], warm, args.repeat),
+        )
+    )
+    if args.baseline:
+        rows.append(
+            (
+                "the same call, --baseline",
+                *_median([*_quorem(args.baseline), *one_call], warm, args.repeat),
+            )
+        )
     per_process = []
     for _ in range(max(1, args.repeat // 3)):
         start = time.perf_counter()

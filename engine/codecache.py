@@ -16,13 +16,16 @@ key is a digest of the rule's complete ``repr`` (its pattern, guard, rewrite, ..
 the semantics, so a changed rule is compiled again. A file that cannot be read or
 written is ignored (the rules are then compiled as without a cache), and it is written
 to a temporary file then renamed, so concurrent processes never see half a file.
-The parse of the rules files is kept the same way (``quorem-rulefiles.*.pickle``, keyed by
-the engine digest and the files' bytes). Set ``QUOREM_RULE_CACHE=0`` to neither read
-nor write either, ``QUOREM_RULE_CACHE=DIR`` to keep them in ``DIR``.
+The parse of the rules files is kept the same way
+(``quorem-rulefiles.<python tag>.<engine digest>.<files digest>.pickle``, keyed by the
+files' paths and bytes). Writing a cache file removes those of other engine digests.
+Set ``QUOREM_RULE_CACHE=0`` to neither read nor write either, ``QUOREM_RULE_CACHE=DIR``
+to keep them in ``DIR``.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import marshal
 import os
@@ -198,18 +201,33 @@ def _parsed_path(files: Sequence[tuple[str, bytes]]) -> Path | None:
     where = _cache_dir()
     if where is None:
         return None
-    h = hashlib.sha256(engine_digest().encode())
+    h = hashlib.sha256()
     for name, data in files:
         h.update(f"\0{name}\0{len(data)}\0".encode())
         h.update(data)
     tag = sys.implementation.cache_tag or "python"
-    return where / f"quorem-rulefiles.{tag}.{h.hexdigest()[:20]}.pickle"
+    return where / f"quorem-rulefiles.{tag}.{engine_digest()}.{h.hexdigest()[:20]}.pickle"
+
+
+def _drop_stale(where: Path) -> None:
+    """Remove the cache files an engine other than this one wrote (never read again)."""
+    current = engine_digest()
+    for old in where.glob("quorem-rule*.pickle"):
+        parts = old.name.split(".")
+        if len(parts) >= 4 and parts[2] != current:
+            with contextlib.suppress(OSError):
+                old.unlink()
 
 
 def _write(path: Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` through a renamed temporary file; errors ignored."""
+    """Write ``data`` to ``path`` through a renamed temporary file; errors ignored.
+
+    Files other engines wrote are removed first: each edit of the engine would
+    otherwise leave its caches behind.
+    """
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
+        _drop_stale(path.parent)
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".quorem-")
         try:
             with os.fdopen(fd, "wb") as f:
