@@ -189,7 +189,6 @@ def test_attribute_values_are_skipped_structurally(attr: str, value: str) -> Non
         ("p = f32[2] parameter(0), a=x<b]>", 1, 31, "expected '>' to close '<'"),
         ("p = f32[2] parameter(0), a=,", 1, 28, "expected an attribute value"),
         ("p = f32[2] parameter(0), a=b->", 1, 31, "after '->'"),
-        ("p = f32[2]{0:T(2)(*)} parameter(0)", 1, 19, "combined dimensions"),
         ("p = f32[2]{0:T(0)} parameter(0)", 1, 16, "positive"),
         ("p = f32[2]{0:T(2} parameter(0)", 1, 17, "between tile sizes"),
         ("p = f32[2]{0:T(2)", 1, 18, "unclosed layout"),
@@ -200,6 +199,18 @@ def test_malformed_values_name_line_and_column(text: str, line: int, col: int, w
         parse_hlo(text, "bad.hlo")
     assert why in str(info.value)
     assert (info.value.line, info.value.col) == (line, col)
+
+
+def test_a_combined_tile_dimension_parses_and_physical_indexing_refuses_it() -> None:
+    module = parse_hlo(
+        "p = f32[4,6]{1,0:T(2,*)} parameter(0)\nROOT n = f32[4,6]{1,0} negate(p)", "t.hlo"
+    )
+    assert str(module.entry.get("p").shape) == "f32[4,6]{1,0:T(2,*)}"
+    assert output_to_input(module, module.entry, module.entry.root)  # logical: fine
+    with pytest.raises(HloError) as info:
+        output_to_input(module, module.entry, module.entry.root, physical=True)
+    assert "combined dimensions" in str(info.value)
+    assert info.value.line == 2
 
 
 def test_layout_items_other_than_tiles_are_skipped() -> None:

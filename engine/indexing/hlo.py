@@ -60,6 +60,7 @@ from quorem.engine.indexing.hlo_attrs import (
 )
 
 __all__ = [
+    "COMBINED_TILE_DIM",
     "Computation",
     "ConvLabels",
     "HloError",
@@ -74,6 +75,10 @@ __all__ = [
     "parse_slice",
     "parse_window",
 ]
+
+
+COMBINED_TILE_DIM: Final = -1
+"""A tile size written ``*``: XLA's combined dimension (its ``kCombineDimension``)."""
 
 
 class HloError(QuoremError):
@@ -110,7 +115,8 @@ class Shape:
         layout: the minor-to-major dimension order, or None when the text gave none.
         elements: the element shapes of a tuple; None for an array.
         tiles: the layout's tiling ``T(8,128)(2,1)``, outermost tile first (empty when
-            untiled); see :mod:`quorem.engine.indexing.hlo_layout`.
+            untiled; a ``*`` size is :data:`COMBINED_TILE_DIM`); see
+            :mod:`quorem.engine.indexing.hlo_layout`.
         dynamic: per dimension, whether it was written ``<=N`` (empty when none was).
 
     """
@@ -167,7 +173,10 @@ class Shape:
         ]
         text = f"{self.dtype}[{','.join(sizes)}]"
         if self.layout is not None:
-            tiling = "".join("(" + ",".join(map(str, t)) + ")" for t in self.tiles)
+            tiling = "".join(
+                "(" + ",".join("*" if n == COMBINED_TILE_DIM else str(n) for n in t) + ")"
+                for t in self.tiles
+            )
             tiling = "T" + tiling if tiling else ""
             text += "{" + ",".join(map(str, self.layout)) + (f":{tiling}" if tiling else "") + "}"
         return text
@@ -641,13 +650,22 @@ class _Parser:
         return t.kind == "punct" and t.text == text
 
     def tile(self) -> tuple[int, ...]:
-        """``(8,128)``: one tile's sizes (``*``, XLA's combined dimension, is refused)."""
+        """``(8,128)``: one tile's sizes; ``*`` (XLA's combined dimension) is read as -1.
+
+        Only physical indexing needs the tiles; it refuses a ``*`` (see ``hlo_layout``),
+        so a module holding one still parses.
+        """
         self.expect("(")
         sizes: list[int] = []
         while True:
             d = self.tok
             if d.kind == "punct" and d.text == "*":
-                raise self.error("a tile dimension '*' (combined dimensions) is not supported")
+                sizes.append(COMBINED_TILE_DIM)
+                self.i += 1
+                if self.accept(")"):
+                    break
+                self.expect(",", "between tile sizes")
+                continue
             if d.kind != "word" or not d.text.isascii() or not d.text.isdigit():
                 raise self.error("expected a tile size (a positive integer)")
             size = self.int64(d)

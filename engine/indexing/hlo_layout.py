@@ -17,14 +17,16 @@ row-major index of the tiled (padded) shape: ``(4/2, 6/4 -> 2, 2, 4)`` above, an
 ``(3, 5)`` is at ``(1, 1, 1, 1)``.
 
 The inverse map reads the padded shape: a physical index in a tile's padding maps to no
-element, which its constraints (``outer * t + inner in [0, n - 1]``) say.
+element, which its constraints (``outer * t + inner in [0, n - 1]``) say. A tile size
+``*`` (XLA's combined dimension) is refused with an error.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from quorem.engine.indexing.hlo import Shape
+from quorem.engine.errors import QuoremError
+from quorem.engine.indexing.hlo import COMBINED_TILE_DIM, Shape
 from quorem.engine.indexing.map import IndexingMap
 from quorem.engine.term import Term, as_term
 
@@ -41,6 +43,10 @@ def _ceil_div(a: int, b: int) -> int:
 
 def _levels(shape: Shape) -> list[tuple[list[int], tuple[int, ...], int]]:
     """Per tiling level: the shape it tiles, its tile, and how many size-1 dims it adds."""
+    if any(COMBINED_TILE_DIM in t for t in shape.tiles):
+        # XLA's combined dimension merges dimensions of the tiled shape: not modelled,
+        # and a map that ignored it would say where the element is not.
+        raise QuoremError(f"the tile size '*' (combined dimensions) of {shape} is not supported")
     dims = list(shape.physical_dims())
     out = []
     for tile in shape.tiles:
