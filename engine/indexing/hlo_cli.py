@@ -94,7 +94,11 @@ def add_hlo_parser(subs: Any) -> None:
         metavar="K",
         help="output K of a tuple-shaped root (default 0)",
     )
-    p.add_argument("--physical", action="store_true", help="index in the shapes' layout order")
+    p.add_argument(
+        "--physical",
+        action="store_true",
+        help="index in the shapes' layout order (tiled layouts: the tiled, padded shape)",
+    )
     p.add_argument("--fused", action="store_true", help="read the computation as a fusion body")
     p.add_argument("--computation", metavar="NAME", help="analyse computation NAME")
     p.add_argument("--json", action="store_true", help="write one JSON object")
