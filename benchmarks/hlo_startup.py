@@ -8,6 +8,9 @@
 Each figure is the median over ``--repeat`` fresh processes (the machine is noisy):
 
 * ``python -c pass``: the interpreter alone, the floor of any command;
+* as users run it, with byte code: ``PYTHONDONTWRITEBYTECODE`` is dropped from the
+  environment unless ``--no-byte-code`` (with no ``.pyc`` written yet, every module of
+  quorem is compiled from source at every start: ~100 ms here);
 * ``--all --jsonl``, time to the first JSON line and to the exit, with the rule-code
   cache (``engine/__pycache__/quorem-rules.*.marshal``, written by the first run) and
   without it (``QUOREM_RULE_CACHE=0``: every rule compiled, as a first run does);
@@ -83,6 +86,11 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--repeat", type=int, default=7)
     ap.add_argument("--module", type=Path, default=DEFAULT)
     ap.add_argument(
+        "--no-byte-code",
+        action="store_true",
+        help="keep PYTHONDONTWRITEBYTECODE if set (byte code and rule caches read, not written)",
+    )
+    ap.add_argument(
         "--baseline",
         metavar="PYTHON",
         help="also time one call with another tree's interpreter (e.g. an older quorem)",
@@ -90,6 +98,10 @@ def main(argv: list[str]) -> int:
     args = ap.parse_args(argv)
     warm = dict(os.environ)
     warm.pop("QUOREM_RULE_CACHE", None)
+    if not args.no_byte_code:
+        # As users run it: Python reads (and the first run writes) byte code, and the
+        # rule caches are written as byte code is (see quorem.engine.codecache).
+        warm.pop("PYTHONDONTWRITEBYTECODE", None)
     cold = {**warm, "QUOREM_RULE_CACHE": "0"}
     module = args.module.resolve()
     run_all = [*_quorem(), "hlo", str(module), "--all", "--jsonl"]

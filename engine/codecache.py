@@ -19,8 +19,9 @@ to a temporary file then renamed, so concurrent processes never see half a file.
 The parse of the rules files is kept the same way
 (``quorem-rulefiles.<python tag>.<engine digest>.<files digest>.pickle``, keyed by the
 files' paths and bytes). Writing a cache file removes those of other engine digests.
-Set ``QUOREM_RULE_CACHE=0`` to neither read nor write either, ``QUOREM_RULE_CACHE=DIR``
-to keep them in ``DIR``.
+Like byte code, they are read but not written under ``PYTHONDONTWRITEBYTECODE`` (or
+``python -B``). Set ``QUOREM_RULE_CACHE=0`` to neither read nor write them,
+``QUOREM_RULE_CACHE=DIR`` to keep them in ``DIR``.
 """
 
 from __future__ import annotations
@@ -223,8 +224,11 @@ def _write(path: Path, data: bytes) -> None:
     """Write ``data`` to ``path`` through a renamed temporary file; errors ignored.
 
     Files other engines wrote are removed first: each edit of the engine would
-    otherwise leave its caches behind.
+    otherwise leave its caches behind. Nothing is written when Python writes no byte
+    code either (``PYTHONDONTWRITEBYTECODE``, ``-B``): the same wish for these caches.
     """
+    if sys.dont_write_bytecode:
+        return
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         _drop_stale(path.parent)

@@ -21,6 +21,7 @@ def cache_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]
     """A fresh, empty cache in ``tmp_path`` (and the process's own restored after)."""
     monkeypatch.setattr(codecache, "_cache_dir", lambda: tmp_path)
     monkeypatch.setattr(codecache, "_CACHE", [])
+    monkeypatch.setattr(sys, "dont_write_bytecode", False)
     yield tmp_path
 
 
@@ -70,6 +71,14 @@ def test_rules_quorem_does_not_ship_are_not_cached(cache_dir: Path, tmp_path: Pa
     text = "rule mine-max\n  doc: mine\n  semantics: any\n  pattern: max(x, x)\n  rewrite: x\n"
     RuleSet(parse_rules(text, "<text>"))
     assert not [p for p in cache_dir.iterdir() if p.name.startswith("quorem-")]
+
+
+def test_nothing_is_written_when_python_writes_no_byte_code(
+    cache_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(sys, "dont_write_bytecode", True)
+    RuleSet(load_rule_files(rule_files()[:2]))
+    assert not list(cache_dir.iterdir())
 
 
 def test_quorem_rule_cache_0_turns_it_off(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -134,6 +143,7 @@ def test_another_process_runs_the_cached_code_alike(tmp_path: Path) -> None:
 
     def run(setting: str, shift: str = "") -> dict[str, object]:
         env = {**os.environ, "QUOREM_RULE_CACHE": setting}
+        env.pop("PYTHONDONTWRITEBYTECODE", None)  # which also stops the caches' writes
         done = subprocess.run(
             [sys.executable, "-c", _SIMPLIFY_SEEDS, str(seeds), shift],
             env=env,
