@@ -30,7 +30,14 @@ on the way.
 
 --all analyses every computation of the module in one run, each read as a fusion body
 (--fusions: only those a fusion calls); one record per computation, and an error in
-one computation is reported in its record while the others go on.
+one computation is reported in its record while the others go on. --jsonl writes
+each record as one JSON line:
+  {"computation": NAME, "kind": KIND, "line": N, "known": BOOL,
+   "outputs": [{"output": k, "operands": [{"operand": i, "maps": [...],
+                "runtime_variables": [...]}, ...]}, ...]}
+  or "error": "FILE:LINE:COL: reason" instead of "outputs"; KIND is entry, fusion, the
+  opcode of the first instruction calling it (reduce, call, ...) or unused; "maps" and
+  "runtime_variables" are as in --json's output below.
 
 examples:
   quorem hlo model.hlo                          # output-to-input, per operand
@@ -45,12 +52,6 @@ JSON output:
   "runtime_variables" lists per map [{"name": "rt0", "source": SOURCE}, ...] (null for
   unknown indexing), SOURCE naming the instruction that holds the value and the op
   operand it feeds, e.g. "i1 (operand 1 of ds)".
-  --all --jsonl, one line per computation:
-  {"computation": NAME, "kind": KIND, "line": N, "known": BOOL,
-   "outputs": [{"output": k, "operands": [{"operand": i, "maps": [...],
-                "runtime_variables": [...]}, ...]}, ...]}
-  or "error": "FILE:LINE:COL: reason" instead of "outputs"; KIND is entry, fusion, the
-  opcode of the first instruction calling it (reduce, call, ...) or unused.
 
 Exit status: 0 success; 2 usage or input error.
 """
