@@ -20,6 +20,7 @@ from typing import Any, Final
 from quorem.engine.errors import QuoremError
 from quorem.engine.indexing.hlo import Computation, HloError, Module
 from quorem.engine.indexing.hlo_indexing import OperandMaps, fused_output_to_input
+from quorem.engine.indexing.map import IndexingMap
 from quorem.engine.indexing.mapsyntax import print_map
 
 __all__ = ["ComputationIndexing", "analyse_module", "callers", "is_unknown"]
@@ -30,8 +31,11 @@ _NAME_RE: Final = re.compile(r"%?([A-Za-z_][\w.\-]*)")
 
 
 def is_unknown(m: object) -> bool:
-    """Whether ``m`` stands for unknown indexing (None, or a falsy reason object)."""
-    return m is None or not m
+    """Whether ``m`` stands for unknown indexing: anything but an :class:`IndexingMap`.
+
+    (None, or an object saying why the map is unknown.)
+    """
+    return not isinstance(m, IndexingMap)
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -93,11 +97,11 @@ class ComputationIndexing:
 def _operand_json(i: int, maps: OperandMaps) -> dict[str, Any]:
     out: dict[str, Any] = {
         "operand": i,
-        "maps": [None if is_unknown(m) or m is None else print_map(m) for m in maps],
+        "maps": [print_map(m) if isinstance(m, IndexingMap) else None for m in maps],
         "runtime_variables": [
-            None
-            if is_unknown(m) or m is None
-            else [{"name": v.name, "source": v.source} for v in m.rt_vars]
+            [{"name": v.name, "source": v.source} for v in m.rt_vars]
+            if isinstance(m, IndexingMap)
+            else None
             for m in maps
         ],
     }
