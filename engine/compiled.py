@@ -40,6 +40,7 @@ import threading
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
+from quorem.engine.codecache import key_of, rule_cache, shipped
 from quorem.engine.compiled_expr import (
     BIG_SUM,
     BOOL,
@@ -54,6 +55,8 @@ from quorem.engine.compiled_expr import (
     Rest,
     State,
     Unsupported,
+    fits_check,
+    fits_refs,
     lit,
 )
 from quorem.engine.ops import COMMUTATIVE, Op, Semantics
@@ -110,15 +113,36 @@ def compile_rule(rule: Rule, semantics: Semantics | None) -> RuleCode | None:
     """Compile ``rule`` instantiated for ``semantics``.
 
     Returns None if the rule uses a construct the compiler does not handle; the caller
-    then runs it on the reference interpreter.
+    then runs it on the reference interpreter. The generated code is looked up in (and
+    added to) :func:`~quorem.engine.codecache.rule_cache` first: a process need not
+    generate again what an earlier one did.
     """
-    try:
-        with _LOCK:
-            source = _RuleCompiler(rule, semantics).source()
-    except Unsupported:
-        return None
+    cache = rule_cache() if shipped(rule.file) else None
+    key = key_of(rule, semantics) if cache is not None else ""
+    found, entry = cache.get(key) if cache is not None else (False, None)
     namespace: dict[str, Any] = dict(RUNTIME)
-    exec(compile(source, f"<rule {rule.name}>", "exec"), namespace)
+    if found and entry is None:
+        return None
+    if entry is not None:
+        source, code, refs = entry
+        try:
+            # The code was generated in another process: its _FITS_CHECKS[i] are that
+            # process's checks, rebuilt here from their keys under the same indices.
+            namespace["_FITS_CHECKS"] = {i: fits_check(k) for i, k in refs}
+        except (TypeError, ValueError):
+            entry = None  # an entry of another shape: generated again below
+    if entry is None:
+        try:
+            with _LOCK:
+                source = _RuleCompiler(rule, semantics).source()
+        except Unsupported:
+            if cache is not None:
+                cache.put(key, None)
+            return None
+        code = compile(source, f"<rule {rule.name}>", "exec")
+        if cache is not None:
+            cache.put(key, (source, code, fits_refs(source)))
+    exec(code, namespace)
     fn: Applier = namespace["_apply"]
     return RuleCode(fn, source)
 

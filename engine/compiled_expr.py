@@ -78,6 +78,8 @@ __all__ = [
     "Rest",
     "State",
     "Unsupported",
+    "fits_check",
+    "fits_refs",
     "lit",
 ]
 
@@ -89,6 +91,30 @@ class Unsupported(Exception):  # noqa: N818  (control flow: fall back to the ref
 # fits_int64 checks of the compiled rules, each compiled once, called by index.
 _FITS_CHECKS: list[FitsCheck] = []
 _FITS_INDEX: dict[tuple[Expr, Semantics | None], int] = {}
+_FITS_USE_RE: Final = re.compile(r"_FITS_CHECKS\[(\d+)\]")
+
+
+def fits_refs(source: str) -> tuple[tuple[int, object], ...]:
+    """The ``_FITS_CHECKS[i]`` that generated ``source`` calls: each ``i`` and its key.
+
+    The indices are this process's; a process running the same source elsewhere (the
+    rule-code cache) rebuilds each check from its key with :func:`fits_check`.
+    """
+    keys = {i: k for k, i in _FITS_INDEX.items()}
+    used = sorted({int(m.group(1)) for m in _FITS_USE_RE.finditer(source)})
+    return tuple((i, keys[i]) for i in used)
+
+
+def fits_check(key: object) -> FitsCheck:
+    """The check of a key :func:`fits_refs` gave, (compiled and) registered in this process."""
+    if not (isinstance(key, tuple) and len(key) == 2 and isinstance(key[0], Expr)):
+        raise TypeError(f"not a fits_int64 check key: {key!r}")
+    arg, sem = key
+    index = _FITS_INDEX.setdefault((arg, sem), len(_FITS_CHECKS))
+    if index == len(_FITS_CHECKS):
+        _FITS_CHECKS.append(compile_fits(arg, sem))
+    return _FITS_CHECKS[index]
+
 
 # --------------------------------------------------------------------- runtime helpers
 # Called by generated code; each mirrors one operation of quorem.engine.interpret exactly.

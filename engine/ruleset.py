@@ -7,6 +7,7 @@ import threading
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 
+from quorem.engine.codecache import rule_cache
 from quorem.engine.compiled import (
     Applier,
     Dispatch,
@@ -227,14 +228,32 @@ class RuleSet:
     whose operator is ``op``: the rewriter never tries the others.
     """
 
-    def __init__(self, rules: Sequence[Rule], *, compiled: bool = True) -> None:
+    def __init__(
+        self, rules: Sequence[Rule], *, compiled: bool = True, reuse: RuleSet | None = None
+    ) -> None:
+        """Check and compile ``rules``.
+
+        ``reuse``: a rule set whose instances of the very same rule objects are taken
+        as they are instead of compiled again (compiling is most of the start-up
+        time; an instance does not depend on the set it is in).
+        """
         check_unique_names(rules)
         self.rules: tuple[Rule, ...] = tuple(rules)
         self.compiled: list[CompiledRule] = []
         by_op: dict[Op, list[CompiledRule]] = {op: [] for op in Op}
+        self.is_compiled: bool = compiled
+        done: dict[int, list[CompiledRule]] = {}
+        if reuse is not None and reuse.is_compiled == compiled:
+            for c in reuse.compiled:
+                done.setdefault(id(c.rule), []).append(c)
         for rule in self.rules:
             try:
-                instances = self._instances(rule, compiled=compiled)
+                known = done.get(id(rule))
+                # id() alone could name a rule since freed: the instance holds its rule.
+                if known is not None and known[0].rule is rule:
+                    instances = known
+                else:
+                    instances = self._instances(rule, compiled=compiled)
             except RecursionError:
                 # Only reachable when the caller raised the recursion limit past what
                 # parse_rules checks with: the rule is still too deep to compile.
@@ -244,6 +263,8 @@ class RuleSet:
             for c in instances:
                 self.compiled.append(c)
                 by_op[c.root].append(c)
+        if compiled:
+            rule_cache().save()  # what was compiled here, for the next process
         self._by_op = {op: tuple(rs) for op, rs in by_op.items()}
         self._dispatch = _Dispatchers(self._by_op)
         early = {op: tuple(c for c in rs if c.rule.early) for op, rs in self._by_op.items()}
@@ -333,6 +354,7 @@ def constraint_ruleset() -> RuleSet:
             if not _CONSTRAINT:
                 from quorem.rules import constraint_rule_files  # noqa: PLC0415  (data)
 
-                rules = [*default_ruleset().rules, *load_rule_files(constraint_rule_files())]
-                _CONSTRAINT.append(RuleSet(rules))
+                default = default_ruleset()
+                rules = [*default.rules, *load_rule_files(constraint_rule_files())]
+                _CONSTRAINT.append(RuleSet(rules, reuse=default))
     return _CONSTRAINT[0]

@@ -9,8 +9,9 @@ from pathlib import Path
 
 import pytest
 from quorem.engine.errors import QuoremError
-from quorem.engine.indexing.hlo import HloError
+from quorem.engine.indexing.hlo import HloError, parse_hlo
 from quorem.engine.indexing.hlo_cli import HloUsageError, add_hlo_parser
+from quorem.engine.indexing.hlo_module import analyse_module, callers
 from quorem.engine.indexing.mapsyntax import parse_map
 from quorem.engine.indexing.simplify import maps_equal
 
@@ -245,3 +246,94 @@ def test_window_with_rhs_reversal_or_an_unknown_field_is_not_an_input_error(
     status, out = run("hlo", str(path), "--json")
     assert status == 0
     assert [op["maps"] for op in json.loads(out)["operands"]] == [[None], [None]]
+
+
+# ---------------------------------------------------------------------------- --all
+MODULE = """
+HloModule m
+f {
+  p0 = f32[4,6] parameter(0)
+  ROOT t = f32[6,4] transpose(p0), dimensions={1,0}
+}
+bad {
+  q = f32[4] parameter(0)
+  ROOT s = f32[9] slice(q), slice={[0:4:1]}
+}
+ENTRY e {
+  p = f32[4,6] parameter(0)
+  ROOT fusion = f32[6,4] fusion(p), kind=kLoop, calls=f
+}
+"""
+
+
+def test_all_writes_one_json_line_per_computation(tmp_path: Path) -> None:
+    path = tmp_path / "m.hlo"
+    path.write_text(MODULE)
+    status, out = run("hlo", str(path), "--all", "--jsonl")
+    assert status == 0
+    records = [json.loads(line) for line in out.splitlines()]
+    assert [(r["computation"], r["kind"], r["line"]) for r in records] == [
+        ("f", "fusion", 3),
+        ("bad", "unused", 7),
+        ("e", "entry", 11),
+    ]
+    f, bad, e = records
+    assert f["known"] and e["known"]
+    assert f["outputs"] == [
+        {
+            "output": 0,
+            "operands": [
+                {
+                    "operand": 0,
+                    "maps": ["(d0, d1) -> (d1, d0), domain: d0 in [0, 5], d1 in [0, 3]"],
+                    "runtime_variables": [[]],
+                }
+            ],
+        }
+    ]
+    assert e["outputs"] == f["outputs"]  # through the fusion
+    # An error in one computation is its record's; the next ones are still analysed.
+    assert not bad["known"]
+    assert bad["error"].startswith(f"{path}:9:")
+    assert "outputs" not in bad
+
+
+def test_all_as_text_and_fusions_only(tmp_path: Path) -> None:
+    path = tmp_path / "m.hlo"
+    path.write_text(MODULE)
+    status, out = run("hlo", str(path), "--all", "--fusions")
+    assert status == 0
+    assert out == (
+        "computation f (fusion, line 3)\n"
+        "operand id = 0\n"
+        "  (d0, d1) -> (d1, d0), domain: d0 in [0, 5], d1 in [0, 3]\n"
+    )
+    status, out = run("hlo", str(path), "--all")
+    assert "computation bad (unused, line 7)\n  error: " in out
+
+
+@pytest.mark.parametrize(
+    ("flags", "why"),
+    [
+        (["--all", "--json"], "use --jsonl"),
+        (["--all", "--computation", "f"], "--computation"),
+        (["--all", "--input-to-output", "--operand", "0"], "--input-to-output"),
+        (["--jsonl"], "for --all"),
+        (["--fusions"], "for --all"),
+    ],
+)
+def test_all_usage_errors(tmp_path: Path, flags: list[str], why: str) -> None:
+    path = tmp_path / "m.hlo"
+    path.write_text(MODULE)
+    with pytest.raises(HloUsageError, match=why):
+        run("hlo", str(path), *flags)
+
+
+def test_analyse_module_api() -> None:
+    module = parse_hlo(MODULE)
+    assert callers(module)["f"] == [("fusion", "calls")]
+    records = list(analyse_module(module))
+    assert [r.known for r in records] == [True, False, True]
+    assert records[1].error is not None
+    assert records[1].error.line == 9
+    assert [r.computation for r in analyse_module(module, fusions_only=True)] == ["f"]

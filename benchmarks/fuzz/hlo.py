@@ -1,7 +1,11 @@
 """The ``hlo-text`` target: mutated HLO modules through the parser and op indexing.
 
 Seeds are the HLO texts of ``tests/test_hlo_*.py``, read as string literals with
-``ast`` (never imported or run), plus a few written here.
+``ast`` (never imported or run), a few written here, and snippets of the real modules
+of ``benchmarks/data/hlo/`` (what XLA prints: stack-frame tables, shardings, Shardy
+attributes, layouts, metadata): each computation of a module as a module of its own,
+behind the module's header and tables. Some cases analyse the whole module
+(``analyse_module``, as ``quorem hlo --all``).
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ from quorem.engine.indexing.hlo_indexing import (
     input_to_output,
     output_to_input,
 )
+from quorem.engine.indexing.hlo_module import analyse_module
 
 from benchmarks.fuzz import mutate
 from benchmarks.fuzz.harness import Case, Target, WrongResultError
@@ -65,9 +70,30 @@ _OP_RE: Final = re.compile(r"(?<=\] )([a-z][a-z\-]*)(?=\()")
 _INT_RE: Final = re.compile(r"\d+")
 
 
+_CORPUS: Final = Path(__file__).resolve().parents[1] / "data" / "hlo"
+_COMPUTATION_RE: Final = re.compile(r"^(?:ENTRY )?%?[\w.\-]+ .*\{\n(?:.*\n)*?\}$", re.MULTILINE)
+_MAX_SNIPPET: Final = 6000  # characters: a seed analysed thousands of times stays quick
+
+
+def corpus_snippets() -> list[str]:
+    """Each computation of each corpus module, behind its module's header and tables."""
+    out: list[str] = []
+    for path in sorted(_CORPUS.glob("*.hlo")):
+        text = path.read_text(encoding="utf-8")
+        comps = list(_COMPUTATION_RE.finditer(text))
+        if not comps:
+            continue
+        header = text[: comps[0].start()]
+        for m in comps:
+            body = m.group()
+            if len(body) <= _MAX_SNIPPET:
+                out.append(header[:_MAX_SNIPPET] + body + "\n")
+    return out
+
+
 @cache
 def seeds() -> tuple[str, ...]:
-    """The HLO string literals of the HLO tests, and this module's own."""
+    """The HLO string literals of the HLO tests, this module's own, and corpus snippets."""
     found: list[str] = []
     for path in sorted(_TESTS.glob("test_hlo_*.py")):
         for node in ast.walk(ast.parse(path.read_text())):
@@ -75,7 +101,7 @@ def seeds() -> tuple[str, ...]:
                 text = node.value
                 if "parameter(" in text or "HloModule" in text:
                     found.append(text)
-    return tuple(found) + _OWN_SEEDS
+    return tuple(found) + _OWN_SEEDS + tuple(corpus_snippets())
 
 
 @cache
@@ -138,6 +164,7 @@ class HloText(Target):
             "simplify": rng.random() < 0.85,
             "fused": rng.random() < 0.3,
             "output": 1 if rng.random() < 0.05 else 0,
+            "all": rng.random() < 0.1,
         }
 
     def check(self, case: Case) -> int:
@@ -145,6 +172,11 @@ class HloText(Target):
         comp = module.entry
         opts = {"physical": bool(case["physical"]), "simplify": bool(case["simplify"])}
         n = 0
+        if case.get("all"):
+            for record in analyse_module(module, **opts):
+                for per in record.outputs:
+                    n += self._maps(per)
+            return n
         if case["fused"]:
             per = fused_output_to_input(module, comp, case["output"], **opts)
             n += self._maps(per)

@@ -1,8 +1,11 @@
 """A parser for the HLO text that indexing analysis reads: modules, computations, instructions.
 
-The accepted text is the subset XLA's documentation and tests write:
+The accepted text is what XLA's printer writes (its parser, ``xla/hlo/parser/``, is the
+reference) and the hand-written subset XLA's documentation and tests use:
 
-* an optional ``HloModule name`` line (its attributes are skipped);
+* an optional ``HloModule name`` line (its attributes are skipped), then optionally the
+  debug-info tables ``FileNames``, ``FunctionNames``, ``FileLocations`` and
+  ``StackFrames`` (skipped);
 * computations ``name { ... }`` and ``ENTRY name { ... }`` (an optional signature
   ``(p: f32[2]) -> f32[2]`` before the brace is skipped), or a bare list of instructions
   with no braces at all, read as one computation;
@@ -10,11 +13,15 @@ The accepted text is the subset XLA's documentation and tests write:
   as many lines as they like. Names may start with ``%``. An operand is written bare
   (``p0``) or typed (``f32[2,5] p0``). ``parameter(N)`` and ``constant(...)`` hold a
   literal instead of operands.
-* shapes ``f32[10,20]`` with an optional layout ``{1,0}`` (minor-to-major order; a
-  tiling suffix ``:T(8,128)`` is skipped), scalars ``f32[]`` and tuples
+* shapes ``f32[10,20]`` with an optional layout ``{1,0}`` (minor-to-major order) whose
+  tiles ``:T(8,128)(2,1)`` are read and whose other items (``E(16)``, ``S(1)``, ...)
+  are skipped, bounded dynamic sizes ``f32[<=16,8]``, scalars ``f32[]`` and tuples
   ``(f32[10], s32[10])``;
-* attribute values: a brace group, a bracket group, a string, or a word (optionally
-  ``word->word``, as in ``dim_labels=b01f_01io->b01f``).
+* attribute values skipped structurally (see ``_Parser.attr_value``): balanced groups,
+  strings with escapes, words, and pieces glued together (``outfeed_shape=f32[2]{0}``,
+  ``sharding={devices=[2,1,2]<=[4] last_tile_dim_replicate}``,
+  ``#sdy.mesh<["data"=2]>``), so an attribute quorem does not know never breaks a
+  module.
 
 The attributes indexing needs are checked while parsing (``dimensions``, ``slice``,
 ``padding``, ``window``, the gather and dot attributes, ...), so a malformed one is an
@@ -53,6 +60,7 @@ from quorem.engine.indexing.hlo_attrs import (
 )
 
 __all__ = [
+    "COMBINED_TILE_DIM",
     "Computation",
     "ConvLabels",
     "HloError",
@@ -67,6 +75,10 @@ __all__ = [
     "parse_slice",
     "parse_window",
 ]
+
+
+COMBINED_TILE_DIM: Final = -1
+"""A tile size written ``*``: XLA's combined dimension (its ``kCombineDimension``)."""
 
 
 class HloError(QuoremError):
@@ -98,9 +110,14 @@ class Shape:
 
     Attributes:
         dtype: the element type (``f32``, ``s32``, ``pred``, ...); ``"tuple"`` for tuples.
-        dims: the logical dimension sizes (empty for scalars and tuples).
+        dims: the logical dimension sizes (empty for scalars and tuples); a bounded
+            dynamic dimension ``<=16`` has its bound, 16, as XLA's indexing reads it.
         layout: the minor-to-major dimension order, or None when the text gave none.
         elements: the element shapes of a tuple; None for an array.
+        tiles: the layout's tiling ``T(8,128)(2,1)``, outermost tile first (empty when
+            untiled; a ``*`` size is :data:`COMBINED_TILE_DIM`); see
+            :mod:`quorem.engine.indexing.hlo_layout`.
+        dynamic: per dimension, whether it was written ``<=N`` (empty when none was).
 
     """
 
@@ -108,6 +125,8 @@ class Shape:
     dims: tuple[int, ...] = ()
     layout: tuple[int, ...] | None = None
     elements: tuple[Shape, ...] | None = None
+    tiles: tuple[tuple[int, ...], ...] = ()
+    dynamic: tuple[bool, ...] = ()
 
     @property
     def is_tuple(self) -> bool:
@@ -148,9 +167,18 @@ class Shape:
     def __str__(self) -> str:
         if self.elements is not None:
             return "(" + ", ".join(str(e) for e in self.elements) + ")"
-        text = f"{self.dtype}[{','.join(map(str, self.dims))}]"
+        sizes = [
+            f"<={n}" if k < len(self.dynamic) and self.dynamic[k] else str(n)
+            for k, n in enumerate(self.dims)
+        ]
+        text = f"{self.dtype}[{','.join(sizes)}]"
         if self.layout is not None:
-            text += "{" + ",".join(map(str, self.layout)) + "}"
+            tiling = "".join(
+                "(" + ",".join("*" if n == COMBINED_TILE_DIM else str(n) for n in t) + ")"
+                for t in self.tiles
+            )
+            tiling = "T" + tiling if tiling else ""
+            text += "{" + ",".join(map(str, self.layout)) + (f":{tiling}" if tiling else "") + "}"
         return text
 
 
@@ -365,19 +393,23 @@ class Module:
 
 
 # ---------------------------------------------------------------------------- tokens
+# The characters of XLA's HLO lexer (xla/hlo/parser/hlo_lexer.cc), plus the lone '<' and
+# '>' of MLIR attributes that real modules carry in skipped values (Shardy's
+# `#sdy.mesh<["data"=2]>`). Strings may be in double or single quotes, with escapes.
 _TOKEN_RE: Final = re.compile(
     r"""
     (?P<space>\s+|/\*.*?\*/|//[^\n]*)
-  | (?P<string>"(?:[^"\\\n]|\\.)*")
+  | (?P<string>"(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*')
   | (?P<arrow>->)
   | (?P<word>(?:[A-Za-z0-9_.%$+]|-(?!>))+)
-  | (?P<punct>[=,()\[\]{}:])
+  | (?P<punct><=|[=,()\[\]{}:<>#*~?!|])
     """,
     re.VERBOSE | re.DOTALL,
 )
 _DTYPE_RE: Final = re.compile(r"pred|token|opaque|[suf]\d+|bf16|c64|c128|f8e\w+|f4e\w+|tf32")
 _NAME_RE: Final = re.compile(r"%?[A-Za-z_][A-Za-z0-9_.\-]*")
 _LITERAL_OPCODES: Final = frozenset({"parameter", "constant"})
+_SECTIONS: Final = frozenset({"FileNames", "FunctionNames", "FileLocations", "StackFrames"})
 _MAX_TUPLE_DEPTH: Final = 64
 _LONG_DIGITS_RE: Final = re.compile(rf"[0-9]{{{MAX_DIGITS + 1},}}")
 
@@ -484,18 +516,25 @@ class _Parser:
             raise HloError(str(exc), tok.line, tok.col, self.source) from None
 
     def skip_group(self) -> str:
-        """Skip a balanced (), [] or {} group starting at the current token; its text."""
-        pairs = {"(": ")", "[": "]", "{": "}"}
+        """Skip a balanced (), [], {} or <> group starting at the current token; its text.
+
+        Inside a group only (), [] and {} must balance: a lone '<' or '>' in a value
+        (``<=`` is its own token, ``->`` too) does not confuse the skip. Angle brackets
+        count only for a group opened by '<', where they are MLIR's nesting.
+        """
+        pairs = {"(": ")", "[": "]", "{": "}", "<": ">"}
         start = self.tok
+        angles = start.text == "<"
         stack = [pairs[start.text]]
         self.i += 1
         while stack:
             t = self.tok
             if t.kind == "end":
                 raise self.error(f"unclosed {start.text!r} opened on line {start.line}")
-            if t.kind == "punct" and t.text in pairs:
+            closers = (")", "]", "}", ">") if angles else (")", "]", "}")
+            if t.kind == "punct" and t.text in pairs and (angles or t.text != "<"):
                 stack.append(pairs[t.text])
-            elif t.kind == "punct" and t.text in (")", "]", "}"):
+            elif t.kind == "punct" and t.text in closers:
                 if t.text != stack[-1]:
                     raise self.error(f"expected {stack[-1]!r} to close {start.text!r}")
                 stack.pop()
@@ -523,37 +562,54 @@ class _Parser:
         self.i += 1
         self.expect("[", f"after the element type {tok.text}")
         dims: list[int] = []
+        dynamic: list[bool] = []
         if not self.accept("]"):
             while True:
+                bounded = self.accept("<=")
                 d = self.tok
+                if d.kind == "punct" and d.text == "?":
+                    # XLA prints an unbounded dynamic size as '?': no index space to map.
+                    raise self.error(
+                        "an unbounded dynamic dimension '?' has no size to index; "
+                        "quorem reads bounded ones ('<=N')"
+                    )
                 if d.kind != "word" or not d.text.isascii() or not d.text.isdigit():
                     raise self.error("expected a dimension size (a non-negative integer)")
                 dims.append(self.int64(d))
+                dynamic.append(bounded)
                 self.i += 1
                 if self.accept("]"):
                     break
                 if not self.at(","):
                     raise self.error("expected ',' or ']' in the dimension sizes")
                 self.i += 1
-        layout = self.layout(len(dims)) if self.at("{") else None
-        return Shape(tok.text, tuple(dims), layout)
+        layout: tuple[int, ...] | None = None
+        tiles: tuple[tuple[int, ...], ...] = ()
+        if self.at("{"):
+            layout, tiles = self.layout(len(dims))
+        return Shape(
+            tok.text, tuple(dims), layout, None, tiles, tuple(dynamic) if any(dynamic) else ()
+        )
 
-    def layout(self, rank: int) -> tuple[int, ...]:
+    def layout(self, rank: int) -> tuple[tuple[int, ...], tuple[tuple[int, ...], ...]]:
+        """``{1,0:T(8,128)(2,1)E(16)S(1)}``: the minor-to-major order and the tiles.
+
+        After the ':' come XLA's layout items, each a capital letter code and its
+        parenthesised arguments (``D``, ``T``, ``L``, ``E``, ``S``, ``SC``, ``P``,
+        ``M``, ...). Only the tiles change where an element lives in its buffer's
+        index space; the others (element size, memory space, ...) are skipped.
+        """
         start = self.tok
         self.i += 1
         order: list[int] = []
+        tiles: list[tuple[int, ...]] = []
         while not self.accept("}"):
             t = self.tok
             if t.kind == "punct" and t.text == ":":
-                # A tiling or memory-space suffix (`:T(8,128)S(1)`): not indexing.
-                while not self.at("}"):
-                    if self.tok.kind == "end":
-                        raise self.error("unclosed layout")
-                    if self.at("("):
-                        self.skip_group()
-                    else:
-                        self.i += 1
-                continue
+                self.i += 1
+                tiles = self.layout_items()
+                self.expect("}", "to close the layout")
+                break
             if t.kind != "word" or not t.text.isascii() or not t.text.isdigit():
                 raise self.error("expected a dimension number in the layout")
             order.append(self.int64(t))
@@ -568,7 +624,59 @@ class _Parser:
                 start.col,
                 self.source,
             )
-        return tuple(order)
+        return tuple(order), tuple(tiles)
+
+    def layout_items(self) -> list[tuple[int, ...]]:
+        """The items after a layout's ':' up to its '}': the tiles, the rest skipped."""
+        tiles: list[tuple[int, ...]] = []
+        while not self.at("}"):
+            t = self.tok
+            if t.kind == "end":
+                raise self.error("unclosed layout")
+            if t.kind == "word" and t.text == "T" and self.at_group("(", 1):
+                self.i += 1
+                while self.at("("):  # T(8,128)(2,1): one group per tiling level
+                    tiles.append(self.tile())
+                continue
+            if t.kind in ("punct", "string") and t.text in (")", "]", ",", "{", "["):
+                raise self.error("expected a layout item like T(8,128) or S(1)")
+            self.i += 1
+            if self.at("("):
+                self.skip_group()
+        return tiles
+
+    def at_group(self, text: str, k: int = 0) -> bool:
+        t = self.peek(k)
+        return t.kind == "punct" and t.text == text
+
+    def tile(self) -> tuple[int, ...]:
+        """``(8,128)``: one tile's sizes; ``*`` (XLA's combined dimension) is read as -1.
+
+        Only physical indexing needs the tiles; it refuses a ``*`` (see ``hlo_layout``),
+        so a module holding one still parses.
+        """
+        self.expect("(")
+        sizes: list[int] = []
+        while True:
+            d = self.tok
+            if d.kind == "punct" and d.text == "*":
+                sizes.append(COMBINED_TILE_DIM)
+                self.i += 1
+                if self.accept(")"):
+                    break
+                self.expect(",", "between tile sizes")
+                continue
+            if d.kind != "word" or not d.text.isascii() or not d.text.isdigit():
+                raise self.error("expected a tile size (a positive integer)")
+            size = self.int64(d)
+            if size == 0:
+                raise self.error("a tile size must be positive")
+            sizes.append(size)
+            self.i += 1
+            if self.accept(")"):
+                break
+            self.expect(",", "between tile sizes")
+        return tuple(sizes)
 
     # ---------------------------------------------------------------- instructions
     def starts_instruction(self) -> bool:
@@ -651,17 +759,42 @@ class _Parser:
         )
 
     def attr_value(self) -> str:
-        t = self.tok
-        if t.kind == "punct" and t.text in "{[(":
-            return self.skip_group()
-        if t.kind in ("string", "word"):
-            self.i += 1
-            if t.kind == "word" and self.at("->"):
+        """An attribute value, skipped structurally; its text.
+
+        A value is one or more pieces written without blanks between them: a balanced
+        (), [] or {} group, a string, a word or a punctuation mark, and after a word a
+        balanced <...> group (MLIR's ``#sdy.mesh<["a"=2]>``). So a shape
+        ``f32[2]{0}``, ``dim_labels=b01f_01io->b01f`` or an attribute XLA adds later is
+        read whole without knowing its grammar; a blank, ',' or a closing bracket ends
+        it (``a -> b`` with blanks is also one value, as earlier quorem read it).
+        """
+        start = self.tok
+        if start.kind == "end" or (start.kind == "punct" and start.text in ",)]}>="):
+            raise self.error("expected an attribute value")
+        while True:
+            t = self.tok
+            opens = t.kind == "punct" and t.text in ("{", "[", "(")
+            if opens or (t.kind == "punct" and t.text == "<" and self._glued()):
+                self.skip_group()
+            else:
                 self.i += 1
-                rhs = self.word("a word after '->'")
-                return f"{t.text}->{rhs.text}"
-            return t.text
-        raise self.error("expected an attribute value")
+            nxt = self.tok
+            if nxt.kind == "arrow":
+                self.i += 1
+                if self.tok.kind == "end" or self.at(",") or self.at("}"):
+                    raise self.error("expected a word after '->'")
+                continue
+            if not self._glued() or nxt.kind == "end":
+                break
+            if nxt.kind == "punct" and nxt.text in ",)]}>=":
+                break
+        end = self.toks[self.i - 1]
+        return self.text[start.pos : end.pos + len(end.text)]
+
+    def _glued(self) -> bool:
+        """Whether the current token follows the previous one with no blank between."""
+        prev, cur = self.toks[self.i - 1], self.tok
+        return prev.pos + len(prev.text) == cur.pos
 
     def instructions_until(self, closing: str | None) -> list[Instruction]:
         out: list[Instruction] = []
@@ -686,6 +819,7 @@ class _Parser:
                 self.word("a module attribute name")
                 self.expect("=")
                 self.attr_value()
+        self.stack_frame_sections()
         if self.tok.kind == "end":
             raise self.error("expected a computation or instructions")
         if self.starts_instruction():
@@ -696,6 +830,29 @@ class _Parser:
         while self.tok.kind != "end":
             comps.append(self.computation())
         return Module(name, tuple(comps), self.source)
+
+    def stack_frame_sections(self) -> None:
+        """Skip the debug-info tables XLA prints after the ``HloModule`` line.
+
+        ``FileNames``, ``FunctionNames``, ``FileLocations`` and ``StackFrames``, each a
+        keyword then entries ``ID "text"`` or ``ID {key=value ...}`` (XLA's lexer makes
+        the four names keywords, so no computation has them). Instructions refer to
+        them by ``stack_frame_id`` in their metadata, which indexing does not read.
+        """
+        while (
+            self.tok.kind == "word"
+            and self.tok.text in _SECTIONS
+            and not (self.peek().kind == "punct" and self.peek().text in "{(=")
+        ):
+            self.i += 1
+            while self.tok.kind == "word" and self.tok.text.isdigit():
+                self.i += 1
+                if self.tok.kind == "string":
+                    self.i += 1
+                elif self.at("{"):
+                    self.skip_group()
+                else:
+                    raise self.error("expected a string or {...} after a table entry's number")
 
     def computation(self) -> Computation:
         first = self.tok

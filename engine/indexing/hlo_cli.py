@@ -30,10 +30,22 @@ naming the instruction that has no map and why. --fused reads the computation it
 as a fusion body instead: its root is mapped to its parameters (operand id = parameter
 number), composing every instruction on the way.
 
+--all analyses every computation of the module in one run, each read as a fusion body
+(--fusions: only those a fusion calls); one record per computation, and an error in
+one computation is reported in its record while the others go on. --jsonl writes
+each record as one JSON line:
+  {"computation": NAME, "kind": KIND, "line": N, "known": BOOL,
+   "outputs": [{"output": k, "operands": [{"operand": i, "maps": [...],
+                "runtime_variables": [...]}, ...]}, ...]}
+  or "error": "FILE:LINE:COL: reason" instead of "outputs"; KIND is entry, fusion, the
+  opcode of the first instruction calling it (reduce, call, ...) or unused; "maps" and
+  "runtime_variables" are as in --json's output below.
+
 examples:
   quorem hlo model.hlo                          # output-to-input, per operand
   quorem hlo model.hlo --input-to-output --operand 0
   quorem hlo model.hlo --physical --json        # indices in memory (layout) order
+  quorem hlo model.hlo --all --jsonl            # every computation, one JSON line each
 
 JSON output:
   {"direction": "output_to_input", "operands": [{"operand": i, "maps": [MAP, ...]}, ...]}
@@ -87,10 +99,21 @@ def add_hlo_parser(subs: Any) -> None:
         metavar="K",
         help="output K of a tuple-shaped root (default 0)",
     )
-    p.add_argument("--physical", action="store_true", help="index in the shapes' layout order")
+    p.add_argument(
+        "--physical",
+        action="store_true",
+        help="index in the shapes' layout order (tiled layouts: the tiled, padded shape)",
+    )
     p.add_argument("--fused", action="store_true", help="read the computation as a fusion body")
     p.add_argument("--computation", metavar="NAME", help="analyse computation NAME")
     p.add_argument("--json", action="store_true", help="write one JSON object")
+    p.add_argument("--all", action="store_true", help="analyse every computation of the module")
+    p.add_argument(
+        "--fusions", action="store_true", help="with --all: only the computations fusions call"
+    )
+    p.add_argument(
+        "--jsonl", action="store_true", help="with --all: one JSON object per computation"
+    )
     p.add_argument(
         "--keep-unused",
         action="store_true",
@@ -166,6 +189,10 @@ def cmd_hlo(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     Raises :class:`HloUsageError` for bad options or an unreadable file and
     :class:`~quorem.engine.indexing.hlo.HloError` for malformed or inconsistent HLO.
     """
+    if args.all:
+        return _all(args, out)
+    if args.fusions or args.jsonl:
+        raise HloUsageError("--fusions and --jsonl are for --all")
     if args.input_to_output and args.operand is None:
         raise HloUsageError("--input-to-output needs --operand I")
     if not args.input_to_output and args.operand is not None:
@@ -204,4 +231,40 @@ def cmd_hlo(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             ],
         }
     out.write(json.dumps(record) + "\n")
+    return 0
+
+
+def _all(args: argparse.Namespace, out: TextIO) -> int:
+    """``--all``: every computation (or fusion body) of the module, one record each."""
+    clash = [
+        flag
+        for flag, given in (
+            ("--input-to-output", args.input_to_output),
+            ("--operand", args.operand is not None),
+            ("--output", args.output != 0),
+            ("--computation", args.computation is not None),
+            ("--fused", args.fused),
+            ("--json", args.json),
+        )
+        if given
+    ]
+    if clash:
+        hint = " (use --jsonl)" if clash == ["--json"] else ""
+        raise HloUsageError(f"--all reads every computation; it takes no {clash[0]}{hint}")
+    from quorem.engine.indexing.hlo_module import analyse_module  # noqa: PLC0415  (--all only)
+
+    source = "<stdin>" if args.file == "-" else args.file
+    module = parse_hlo(_read(args.file), source)
+    for record in analyse_module(module, fusions_only=args.fusions, **_options(args)):
+        if args.jsonl:
+            out.write(json.dumps(record.to_json()) + "\n")
+        else:
+            out.write(f"computation {record.computation} ({record.kind}, line {record.line})\n")
+            if record.error is not None:
+                out.write(f"  error: {record.error}\n")
+            for k, per in enumerate(record.outputs):
+                if len(record.outputs) > 1:
+                    out.write(f"output {k}\n")
+                out.write(format_indexing(list(per)))
+        out.flush()  # a reader sees each computation as soon as it is done
     return 0
