@@ -67,7 +67,6 @@ __all__ = ["crt", "maps_equal", "rescale_symbols", "simplify_map"]
 _MAX_PASSES: Final = 64
 _CONSTRAINT_STEPS: Final = 10_000
 _ENUMERATED: Final = 2**16  # points times constraints checked for unused variables
-_INT64_MAX: Final = 2**63 - 1
 _RECOMBINE_TRIES: Final = 256  # remainder-division pairs tried per pass of _recombined
 _DIGIT_PAIR_TRIES: Final = 32  # digit pairs made one remainder, per pass of _recombined
 
@@ -243,10 +242,11 @@ def _merge_residues(
     ``merge-residues-implied`` is asked to rewrite ``x mod n_i == r_i and x mod L == R``
     to ``x mod L == R``, and nothing is merged unless it does for each. The converse,
     that the constraints together imply ``x mod L == R``, is the Chinese remainder
-    theorem (two solutions differ by a common multiple of the moduli, a multiple of
-    their lcm), not a rewrite: Z3 cannot prove it for symbolic moduli. The test suite
-    checks it by enumerating one period. ``x mod n in [r, r]`` with ``r`` outside
-    ``[0, n)`` is left to the range checks.
+    theorem, which Z3 cannot prove for symbolic moduli; so each merge is checked for its
+    own moduli instead: both sides depend on ``x`` only through ``x mod L`` (every
+    ``n_i`` divides ``L``), so agreeing on one period ``0 <= x < L`` is a proof for every
+    ``x`` (:func:`_same_on_one_period`). Above :data:`_PERIOD_CHECKED` nothing is merged.
+    ``x mod n in [r, r]`` with ``r`` outside ``[0, n)`` is left to the range checks.
     """
     by_expr: dict[Term, list[tuple[int, int]]] = {}
     for x, n, r in residues:
@@ -260,7 +260,7 @@ def _merge_residues(
         if solution is None:
             return IndexingMap.empty(m.n_dims, m.n_results)
         big, rest = solution
-        if big > _INT64_MAX:
+        if big > _PERIOD_CHECKED or not _same_on_one_period(classes, big, rest):
             continue
         if all(_implies(x, solution, n, r, crules) for n, r in classes if n != big):
             for n, _ in classes:
@@ -270,6 +270,20 @@ def _merge_residues(
     kept = [c for c in m.constraints if c[0] not in replaced]
     kept += [(mod(x, const(n), Semantics.FLOOR), r, r) for x, n, r in set(replaced.values())]
     return dataclasses.replace(m, constraints=tuple(kept)).normalized()
+
+
+_PERIOD_CHECKED: Final = 1 << 16  # the largest merged modulus checked point by point
+
+
+def _same_on_one_period(classes: Sequence[tuple[int, int]], big: int, rest: int) -> bool:
+    """Whether the classes hold together exactly when ``x mod big == rest``.
+
+    Checked at every ``x`` in ``[0, big)``; with ``big`` a multiple of every modulus both
+    sides repeat with period ``big``, so that is every integer ``x``.
+    """
+    if any(big % n for n, _ in classes):
+        return False
+    return all(all(x % n == r for n, r in classes) == (x % big == rest) for x in range(big))
 
 
 def crt(classes: Sequence[tuple[int, int]]) -> tuple[int, int] | None:
