@@ -46,6 +46,16 @@ def assert_equivalent(
         assert got == want, f"{a} = {want} but {b} = {got} at {env}"
 
 
+def assert_simplified_keeps_value(
+    text: str, bounds: Mapping[str, tuple[int, int]], semantics: str
+) -> None:
+    """``text`` simplified prints back to itself and keeps its value on the whole box."""
+    term = quorem.parse(text, bounds, semantics)
+    out = quorem.simplify(term)
+    assert quorem.parse(quorem.to_text(out, quorem.Semantics(semantics)), bounds, semantics) is out
+    assert_equivalent(term, out, bounds)
+
+
 def run_verify(argv: list[str], capsys: Any) -> tuple[int, str]:
     """Run ``quorem verify`` in-process: its exit status and what it printed."""
     from quorem.verify import cli

@@ -1342,21 +1342,22 @@ def dots(draw: st.DrawFn) -> tuple[list[int], list[int], dict[str, list[int]], l
     return lhs, rhs, attrs, b + lf + rf
 
 
+def _dot_dims(
+    lhs: list[int], rhs: list[int], attrs: dict[str, list[int]]
+) -> tuple[list[int], list[int], list[int], list[int], list[int], list[int]]:
+    """A dot's batch and contracting dims of each side, then each side's free dims."""
+    names = ("lhs_batch_dims", "rhs_batch_dims", "lhs_contracting_dims", "rhs_contracting_dims")
+    lb, rb, lc, rc = (attrs[k] for k in names)
+    lf = [j for j in range(len(lhs)) if j not in lb + lc]
+    rf = [j for j in range(len(rhs)) if j not in rb + rc]
+    return lb, rb, lc, rc, lf, rf
+
+
 @PROPS
 @given(dots())
 def test_dot_property(case: tuple[list[int], list[int], dict[str, list[int]], list[int]]) -> None:
     lhs, rhs, attrs, out = case
-    lb, rb, lc, rc = (
-        attrs[k]
-        for k in (
-            "lhs_batch_dims",
-            "rhs_batch_dims",
-            "lhs_contracting_dims",
-            "rhs_contracting_dims",
-        )
-    )
-    lf = [j for j in range(len(lhs)) if j not in lb + lc]
-    rf = [j for j in range(len(rhs)) if j not in rb + rc]
+    lb, rb, lc, rc, lf, rf = _dot_dims(lhs, rhs, attrs)
     # out[b, f, g] = sum over c of lhs[b, f, c] * rhs[b, c, g]: simulate every product.
     ref: Reads = {}
     for li in box(lhs):
@@ -1648,17 +1649,7 @@ def test_scaled_dot_property(
         [data.draw(st.sampled_from([q for q in range(1, n + 1) if n % q == 0])) for n in dims]
         for dims in (lhs, rhs)
     ]
-    lb, rb, lc, rc = (
-        attrs[k]
-        for k in (
-            "lhs_batch_dims",
-            "rhs_batch_dims",
-            "lhs_contracting_dims",
-            "rhs_contracting_dims",
-        )
-    )
-    lf = [j for j in range(len(lhs)) if j not in lb + lc]
-    rf = [j for j in range(len(rhs)) if j not in rb + rc]
+    lb, rb, lc, rc, lf, rf = _dot_dims(lhs, rhs, attrs)
 
     def block(i: Index, dims: list[int], scale: list[int]) -> Index:
         return tuple(x // (n // q) for x, n, q in zip(i, dims, scale, strict=True))

@@ -18,6 +18,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from quorem.engine.context import narrow
 from quorem.engine.term import Term, conjunction, disjunction, logical_not
+from support import assert_simplified_keeps_value
 
 BOX = {"x": (0, 100), "y": (0, 5), "z": (0, 1)}
 SMALL = {"x": (-9, 14), "y": (-3, 6)}
@@ -212,11 +213,7 @@ SMALL_POINTS = _points(SMALL)
 @settings(max_examples=150, deadline=None)
 @given(masks(), st.sampled_from(["floor", "trunc"]))
 def test_simplified_masks_keep_their_value(text: str, semantics: str) -> None:
-    term = quorem.parse(text, SMALL, semantics)
-    out = quorem.simplify(term)
-    assert quorem.parse(quorem.to_text(out, quorem.Semantics(semantics)), SMALL, semantics) is out
-    for point in SMALL_POINTS:
-        assert quorem.evaluate(out, point) == quorem.evaluate(term, point), (text, point)
+    assert_simplified_keeps_value(text, SMALL, semantics)
 
 
 @settings(max_examples=150, deadline=None)
@@ -306,8 +303,4 @@ def bands(draw: st.DrawFn) -> str:
 @settings(max_examples=300, deadline=None)
 @given(bands(), st.sampled_from(["floor", "trunc"]))
 def test_simplified_bands_keep_their_value(text: str, semantics: str) -> None:
-    term = quorem.parse(text, SMALL, semantics)
-    out = quorem.simplify(term)
-    assert quorem.parse(quorem.to_text(out, quorem.Semantics(semantics)), SMALL, semantics) is out
-    for point in SMALL_POINTS:
-        assert quorem.evaluate(out, point) == quorem.evaluate(term, point), (text, point)
+    assert_simplified_keeps_value(text, SMALL, semantics)

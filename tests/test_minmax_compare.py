@@ -10,12 +10,11 @@ these shapes keep their value at every point of a small box.
 
 from __future__ import annotations
 
-import itertools
-
 import pytest
 import quorem
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from support import assert_simplified_keeps_value
 
 WIDE = {"x": (-1000, 1000), "y": (-1000, 1000), "z": (-1000, 1000)}
 SMALL = {"x": (-6, 6), "y": (-6, 6), "z": (-3, 3)}
@@ -161,17 +160,7 @@ def shapes(draw: st.DrawFn) -> str:
     return f" {draw(st.sampled_from(['and', 'or']))} ".join(f"({k})" for k in clauses)
 
 
-_POINTS = [
-    dict(zip(sorted(SMALL), v, strict=True))
-    for v in itertools.product(*(range(lo, hi + 1) for lo, hi in (SMALL[n] for n in sorted(SMALL))))
-]
-
-
 @settings(max_examples=200, deadline=None)
 @given(shapes(), st.sampled_from(["floor", "trunc"]))
 def test_simplified_keeps_value(text: str, semantics: str) -> None:
-    term = quorem.parse(text, SMALL, semantics)
-    out = quorem.simplify(term)
-    assert quorem.parse(quorem.to_text(out, quorem.Semantics(semantics)), SMALL, semantics) is out
-    for point in _POINTS:
-        assert quorem.evaluate(out, point) == quorem.evaluate(term, point), (text, point)
+    assert_simplified_keeps_value(text, SMALL, semantics)

@@ -35,6 +35,7 @@ __all__ = [
     "class_families",
     "cycle_templates",
     "distinct_per_kind",
+    "no_given",
 ]
 
 
@@ -120,6 +121,20 @@ def cycle_templates(
 
 # A kind draws one expression: (expr, bounds, given, expected, source).
 Kind = Callable[[random.Random], tuple[str, Mapping[str, tuple[int, int]], Sequence[str], str, str]]
+
+
+# A draw without conditions: (expr, bounds, expected, source).
+UngivenDraw = tuple[str, dict[str, tuple[int, int]], str, str]
+
+
+def no_given(make: Callable[[random.Random], UngivenDraw]) -> Kind:
+    """The kind that draws what ``make`` draws, with no ``given`` conditions."""
+
+    def draw(rng: random.Random) -> tuple[str, dict[str, tuple[int, int]], list[str], str, str]:
+        text, bounds, expected, source = make(rng)
+        return text, bounds, [], expected, source
+
+    return draw
 
 
 def distinct_per_kind(

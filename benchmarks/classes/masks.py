@@ -25,7 +25,7 @@ from __future__ import annotations
 import random
 from collections.abc import Callable, Iterator
 
-from benchmarks.classes import ClassCase, Kind, distinct_per_kind
+from benchmarks.classes import ClassCase, distinct_per_kind, no_given
 
 FAMILY = "masks"
 _Draw = tuple[str, dict[str, tuple[int, int]], str, str]
@@ -135,14 +135,6 @@ _KINDS: tuple[Callable[[random.Random], _Draw], ...] = (
 _PER_KIND = 4
 
 
-def _no_given(make: Callable[[random.Random], _Draw]) -> Kind:
-    def draw(rng: random.Random) -> tuple[str, dict[str, tuple[int, int]], list[str], str, str]:
-        text, bounds, expected, source = make(rng)
-        return text, bounds, [], expected, source
-
-    return draw
-
-
 def cases(rng: random.Random) -> Iterator[ClassCase]:
     """Four distinct expressions of each kind, each in floor and in trunc."""
-    return distinct_per_kind(FAMILY, [_no_given(k) for k in _KINDS], _PER_KIND, rng, ideal_ops=0)
+    return distinct_per_kind(FAMILY, [no_given(k) for k in _KINDS], _PER_KIND, rng, ideal_ops=0)
