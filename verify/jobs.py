@@ -11,6 +11,7 @@ order they finish in.
 from __future__ import annotations
 
 import dataclasses
+import multiprocessing
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
 from typing import Any, Final
@@ -102,9 +103,15 @@ def interval_job_result(proof: IntervalProof) -> dict[str, Any]:
 
 
 def _fresh_z3_context() -> None:
-    """Replace Z3's main context with a new one, moving the remembered models to it."""
+    """Replace Z3's main context with a new one, and forget the remembered models.
+
+    A job run again in a fresh context must run as if alone: models remembered from
+    earlier jobs steer the search for a model of the premises (merge-residues, proven
+    alone in 0.6 s, stayed unknown after the termination proofs had run in the same
+    process, with their models carried over).
+    """
     z3.z3._main_ctx = None
-    prove_module.move_witnesses(z3.main_ctx())
+    prove_module.forget_witnesses()
 
 
 def _run_once(job: Job, rules: dict[str, Rule]) -> list[dict[str, Any]]:
@@ -131,7 +138,7 @@ def _undecided(results: list[dict[str, Any]]) -> bool:
 
 
 def _run(job: Job, rules: dict[str, Rule]) -> list[dict[str, Any]]:
-    """The job's results; an undecided job is run once more in a fresh Z3 context.
+    """The job's results; an undecided job is run again in a fresh Z3 context, then alone.
 
     Z3's search depends on the history of the context it runs in (not on names: fresh
     names did not help): ``merge-residues``, proven in 0.6 s in a fresh process, timed
@@ -139,7 +146,9 @@ def _run(job: Job, rules: dict[str, Rule]) -> list[dict[str, Any]]:
     job makes every proof independent of the jobs before it, but doubled the CPU time
     of the whole catalog. So the few small rules of the constraint and lowering passes
     get one each (about 4 s in all), and any other job left undecided gets one for a
-    second try, as if proven alone.
+    second try. A fresh context does not reset all of Z3's state: after a few thousand
+    termination proofs in one process ``merge-residues`` stayed unknown in one, so a
+    job still undecided runs a third time in a new process of its own, as if alone.
     """
     if job.kinds != ("interval",) and rules[job.name].by_own_pass:
         _fresh_z3_context()
@@ -147,7 +156,16 @@ def _run(job: Job, rules: dict[str, Rule]) -> list[dict[str, Any]]:
     if _undecided(out):
         _fresh_z3_context()
         out = _run_once(job, rules)
+    if _undecided(out):
+        out = _run_in_new_process(job, rules[job.name])
     return out
+
+
+def _run_in_new_process(job: Job, rule: Rule) -> list[dict[str, Any]]:
+    """``_run_once`` of ``job`` in a new Python process (spawned: nothing inherited)."""
+    context = multiprocessing.get_context("spawn")
+    with ProcessPoolExecutor(max_workers=1, mp_context=context) as pool:
+        return pool.submit(_run_once, job, {job.name: rule}).result()
 
 
 def _worker_run(job: Job) -> list[dict[str, Any]]:

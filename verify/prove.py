@@ -217,11 +217,9 @@ _VACUOUS: Final = ("vacuous", "vacuity-unknown")
 _WITNESSES: Final[collections.deque[z3.ModelRef]] = collections.deque(maxlen=4)
 
 
-def move_witnesses(target: z3.Context) -> None:
-    """Carry the remembered models over to Z3 context ``target`` (which replaces theirs)."""
-    moved = [m.translate(target) for m in _WITNESSES]
+def forget_witnesses() -> None:
+    """Forget the remembered models (their Z3 context is being replaced)."""
     _WITNESSES.clear()
-    _WITNESSES.extend(moved)
 
 
 def _witnessed(premises: list[z3.BoolRef]) -> bool:
