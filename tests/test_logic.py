@@ -269,6 +269,8 @@ def test_equation_is_one_term_in_either_orientation(left: str, right: str) -> No
         ("x - y*5 >= 0 and x - y*5 <= 4", "y == x // 5"),
         ("y*5 <= x and x < y*5 + 5", "y == x // 5"),
         ("y*5 <= x + z and x + z <= y*5 + 4", "y == (x + z) // 5"),
+        ("y*5 <= x and x - y*5 < 5", "y == x // 5"),  # two spellings mixed
+        ("0 <= x - y*5 and x <= y*5 + 4", "y == x // 5"),
         ("z < 1 and 0 <= x - y*5 and y < 4 and x - y*5 < 5", "z < 1 and y < 4 and y == x // 5"),
         ("0 <= x - y*5 and x - y*5 < 5 or z == 1", "1 == z or y == x // 5"),
         # where the band is not one quotient's, nothing merges
