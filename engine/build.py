@@ -13,12 +13,12 @@ from quorem.engine.syntax import Binary, Call, Name, Node, Num, Unary, parse_syn
 from quorem.engine.term import (
     Term,
     compare,
+    conjunction,
     const,
+    disjunction,
     div,
     linear,
-    logical_and,
     logical_not,
-    logical_or,
     maximum,
     minimum,
     mod,
@@ -53,7 +53,7 @@ class _Linear:
     def of(value: Value) -> _Linear:
         if isinstance(value, _Linear):
             return value
-        if isinstance(value, _Product):
+        if isinstance(value, _Product | _Clauses):
             value = value.term()
         if value.op is _CONST:
             return _Linear({}, value.arg)
@@ -132,7 +132,7 @@ class _Product:
             if single is not None:
                 return _Product(single[0], [single[1]])
             value = value.term()
-        return _Product(1, [value])
+        return _Product(1, [_as_term(value)])
 
     def times(self, other: _Product) -> _Product:
         big, small = (self, other) if len(self.factors) >= len(other.factors) else (other, self)
@@ -147,7 +147,33 @@ class _Product:
         return core if self.scale == 1 else linear([(core, self.scale)])
 
 
-Value = Term | _Linear | _Product
+class _Clauses:
+    """A chain of ``and`` (or ``or``) under construction: its clauses, not yet built.
+
+    Built into one canonical junction when used, so a chain of n clauses builds in
+    n log n, not n**2 (each binary ``and`` would flatten and sort the chain so far again).
+    """
+
+    __slots__ = ("items", "op")
+
+    def __init__(self, op: str, items: list[Term]) -> None:
+        self.op = op
+        self.items = items
+
+    def extended(self, value: Value) -> _Clauses:
+        """The chain with ``value``'s clauses (a chain of the same operator) added."""
+        if isinstance(value, _Clauses) and value.op == self.op:
+            big, small = (self, value) if len(self.items) >= len(value.items) else (value, self)
+            big.items.extend(small.items)
+            return big
+        self.items.append(_as_term(value))
+        return self
+
+    def term(self) -> Term:
+        return (conjunction if self.op == "and" else disjunction)(self.items)
+
+
+Value = Term | _Linear | _Product | _Clauses
 
 
 def _as_term(v: Value) -> Term:
@@ -165,7 +191,7 @@ def _scaled(v: Value, k: int) -> Value:
 def _const_value(v: Value) -> int | None:
     if isinstance(v, _Linear):
         return None if v.coeffs else v.const
-    if isinstance(v, _Product):
+    if isinstance(v, _Product | _Clauses):
         return None
     return v.arg if v.op is _CONST else None
 
@@ -251,6 +277,10 @@ class _Builder:
             if k is not None:
                 return _scaled(left, k)
             return _Product.of(left).times(_Product.of(right))
+        if op in ("and", "or"):
+            if isinstance(left, _Clauses) and left.op == op:
+                return left.extended(right)
+            return _Clauses(op, [_as_term(left)]).extended(right)
         a, b = _as_term(left), _as_term(right)
         if op in ("//", "%"):
             self.check_divisor(node, a, b, op)
@@ -261,10 +291,6 @@ class _Builder:
             return compare(_LT, b, a)
         if op == ">=":
             return compare(_LE, b, a)
-        if op == "and":
-            return logical_and(a, b)
-        if op == "or":
-            return logical_or(a, b)
         raise self.error(f"{op!r} is not an integer operator", node)
 
     def check_divisor(self, node: Node, a: Term, b: Term, op: str) -> None:

@@ -34,6 +34,7 @@ from quorem.engine.term import Term, binary, const, junction_chain, junction_cla
 __all__ = ["Bindings", "child_cost", "instantiate", "match"]
 
 Bindings = dict[str, Binding]
+JUNCTION_CLAUSES: Final = 64  # the longest chain of clauses a junction pattern is matched in
 _NO_ROOT: Final = None
 
 
@@ -100,13 +101,28 @@ def _match_junction(p: POp, t: Term, b: Bindings, sem: Semantics | None) -> Iter
     A chain is one associative, commutative operation over its clauses (the canonical
     form sorts and nests them), so ``A`` may match any clause and ``B`` the chain of the
     others: ``P and (Q and r)`` picks two clauses anywhere and binds ``r`` to the rest.
+    A chain of more than :data:`JUNCTION_CLAUSES` clauses is not matched: the rule would
+    be tried at each of its tails too, so the work would grow as the cube of its length.
     """
-    clauses = junction_clauses(t)
+    clauses = junction_clauses(t, JUNCTION_CLAUSES)
+    if clauses:
+        yield from _match_clauses(p, clauses, t.op, b, sem)
+
+
+def _match_clauses(
+    p: POp, clauses: list[Term], op: Op, b: Bindings, sem: Semantics | None
+) -> Iterator[Bindings]:
     for first, second in ((p.children[0], p.children[1]), (p.children[1], p.children[0])):
         for i, clause in enumerate(clauses):
-            rest = junction_chain(t.op, clauses[:i] + clauses[i + 1 :])
             for b1 in match(first, clause, b, sem):
-                yield from match(second, rest, b1, sem)
+                rest = clauses[:i] + clauses[i + 1 :]
+                if len(rest) == 1:
+                    yield from match(second, rest[0], b1, sem)
+                elif isinstance(second, POp) and pattern_op(second.op, sem) is op:
+                    # the rest is a chain: match the pattern's own chain clause by clause
+                    yield from _match_clauses(second, rest, op, b1, sem)
+                elif not isinstance(second, POp | PConst | PLit):  # may match a chain term
+                    yield from match(second, junction_chain(op, rest), b1, sem)
 
 
 def _match_all(

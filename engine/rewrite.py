@@ -20,6 +20,7 @@ from quorem.engine.compiled import Dispatch
 from quorem.engine.context import in_context, knowledge, restore_variables, safe_outside
 from quorem.engine.errors import TermError
 from quorem.engine.evaluate import count_divmod
+from quorem.engine.matcher import JUNCTION_CLAUSES
 from quorem.engine.ops import Op
 from quorem.engine.overflow import term_fits_int64
 from quorem.engine.ruleset import RuleSet
@@ -28,6 +29,7 @@ from quorem.engine.term import (
     conjunction,
     const,
     disjunction,
+    junction_clauses,
     logic_built,
     logical_not,
     point_variables_built,
@@ -509,7 +511,7 @@ def _phases(
     return term, reason, n_steps
 
 
-_JUNCTION_CLAUSES = 64  # a conjunction with more clauses is left as the rules leave it
+_JUNCTION_CLAUSES = JUNCTION_CLAUSES  # longer chains are left as the rules leave them
 _AND_OP, _OR_OP = Op.AND, Op.OR
 
 
@@ -528,6 +530,7 @@ def _context_pass(
     is still computed where the context fails.
     """
     memo: dict[Term, Term] = {}
+    tails = _chain_tails(term)
     for t in postorder(term):
         if not t.args:
             memo[t] = t
@@ -538,28 +541,35 @@ def _context_pass(
             new = rebuild(t, new_args)
             if t.fits64 and not new.fits64:
                 new = _rebuild_fitting(t, t.args, new_args)
-        if new.op is _AND_OP or new.op is _OR_OP:
+        if (new.op is _AND_OP or new.op is _OR_OP) and t not in tails:
             new = _junction_in_context(new, ruleset, budget, counts, steps)
         memo[t] = new
     return memo[term]
 
 
-def _clauses(t: Term) -> list[Term]:
-    out = []
-    op = t.op
-    while t.op is op:
-        out.append(t.args[0])
-        t = t.args[1]
-    out.append(t)
-    return out
+def _chain_tails(term: Term) -> set[Term]:
+    """The junction nodes that occur only as the rest of a longer chain of their operator.
+
+    The pass over a chain's head sees every clause, so passing over its tails too
+    (each a shorter chain) would only repeat the work, quadratically in the clauses.
+    """
+    tails: set[Term] = set()
+    elsewhere: set[Term] = {term}
+    for u in nodes(term):
+        for i, a in enumerate(u.args):
+            if i == 1 and a.op is u.op and (u.op is _AND_OP or u.op is _OR_OP):
+                tails.add(a)
+            else:
+                elsewhere.add(a)
+    return tails - elsewhere
 
 
 def _junction_in_context(
     t: Term, ruleset: RuleSet, budget: Budget, counts: dict[str, int], steps: list[Step] | None
 ) -> Term:
     conj = t.op is _AND_OP
-    clauses = _clauses(t)
-    if len(clauses) > _JUNCTION_CLAUSES:
+    clauses = junction_clauses(t, _JUNCTION_CLAUSES)
+    if not clauses:
         return t
     # The clauses with the most divisions first: where two clauses imply each other
     # (``x < 8`` and ``x // 8 == 0`` on x >= 0), the one dropped is the costlier.

@@ -1061,11 +1061,18 @@ def logic_built() -> bool:
     return bool(_LOGIC_BUILT)
 
 
-def junction_clauses(t: Term) -> list[Term]:
-    """The clauses of the chain ``t`` (an ``and`` or ``or`` node) in their canonical order."""
+def junction_clauses(t: Term, limit: int | None = None) -> list[Term]:
+    """The clauses of ``t``, an ``and`` or ``or`` chain, in canonical order (else ``[t]``).
+
+    With ``limit``, ``[]`` for a chain of more clauses (found without reading them all).
+    """
     op = t.op
+    if op is not _AND and op is not _OR:
+        return [t]
     out: list[Term] = []
     while t.op is op:  # chains nest to the right: iterate, do not recurse
+        if limit is not None and len(out) >= limit:
+            return []
         out.append(t.args[0])
         t = t.args[1]
     out.append(t)

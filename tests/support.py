@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import quorem
+from quorem.engine.rule import Pattern, POp
 
 REPO = Path(__file__).resolve().parent.parent
 # The seed corpus, carried in the repository: a fresh clone needs nothing beside it.
@@ -54,6 +55,13 @@ def assert_simplified_keeps_value(
     out = quorem.simplify(term)
     assert quorem.parse(quorem.to_text(out, quorem.Semantics(semantics)), bounds, semantics) is out
     assert_equivalent(term, out, bounds)
+
+
+def has_junction(p: Pattern) -> bool:
+    """Whether a rule pattern has an ``and``/``or`` node (matched by the reference matcher)."""
+    if isinstance(p, POp):
+        return p.op in ("and", "or") or any(has_junction(c) for c in p.children)
+    return False
 
 
 def run_verify(argv: list[str], capsys: Any) -> tuple[int, str]:

@@ -24,11 +24,11 @@ from quorem.engine.batch import one_at_a_time
 from quorem.engine.compiled import compile_rule
 from quorem.engine.errors import TermError
 from quorem.engine.rewrite import RewriteResult, Step, StopReason, rewrite
-from quorem.engine.rule import Call, Name, NameKind, Pattern, POp, PTerm, Rule
+from quorem.engine.rule import Call, Name, NameKind, POp, PTerm, Rule
 from quorem.engine.ruleset import RuleSet, default_ruleset
 from quorem.engine.term import Term, rebuild
 from quorem.engine.walk import pin_point_variables
-from support import SEED_CASES
+from support import SEED_CASES, has_junction
 
 SETTINGS = settings(
     max_examples=150,
@@ -202,25 +202,13 @@ def _assert_agree(terms: Iterable[Term], rules: RuleSet) -> None:
             assert got is want, f"{c.name} ({c.semantics}) on {u}: {got} != {want}"
 
 
-def _junction_pattern(rule: Rule) -> bool:
-    """Whether the pattern matches clauses of an ``and``/``or`` chain (reference matcher)."""
-    stack: list[Pattern] = [rule.pattern]
-    while stack:
-        p = stack.pop()
-        if isinstance(p, POp):
-            if p.op in ("and", "or"):
-                return True
-            stack.extend(p.children)
-    return False
-
-
 def test_every_shipped_rule_is_compiled() -> None:
     """No shipped rule instance falls back to the reference interpreter, but those whose
     pattern picks clauses out of a chain (any two of them, which the compiler does not
     generate code for)."""
     fallbacks = 0
     for c in default_ruleset().compiled:
-        if _junction_pattern(c.rule):
+        if has_junction(c.rule.pattern):
             assert c.code is None, c.name
             fallbacks += 1
             continue
@@ -448,9 +436,8 @@ rule swap-back
 def test_ruleset_compiled_flag(compiled: bool) -> None:
     """``RuleSet(..., compiled=False)`` runs the reference; both simplify alike."""
     rules = RuleSet(default_ruleset().rules, compiled=compiled)
-    assert all(
-        (c.code is not None) is (compiled and not _junction_pattern(c.rule)) for c in rules.compiled
-    )
+    for c in rules.compiled:
+        assert (c.code is not None) is (compiled and not has_junction(c.rule.pattern)), c.name
     for t in _seed_terms():
         assert quorem.simplify(t, rules) is quorem.simplify(t)
 

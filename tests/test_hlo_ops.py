@@ -771,6 +771,37 @@ SCATTER_ATTRS = "scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=
             "p = f32[4] parameter(0)\nROOT a = (f32[4], f32[4]) all-reduce(p), to_apply=add",
             "has 1 operands for 2 outputs",
         ),
+        # the dimension numbers gather and scatter share, checked alike
+        (
+            "p = f32[4] parameter(0)\ni = s32[1,2] parameter(1)\nu = f32[1] parameter(2)\n"
+            "ROOT s = f32[4] scatter(p, i, u), update_window_dims={}, "
+            "inserted_window_dims={0}, " + SCATTER_ATTRS,
+            "scatter_dims_to_operand_dims has 1 entries, the index vectors 2",
+        ),
+        (
+            SCATTER_1 + "u = f32[1,1] parameter(2)\nROOT s = f32[4] scatter(p, i, u), "
+            "update_window_dims={}, inserted_window_dims={}, " + SCATTER_ATTRS,
+            "update_window_dims must list 1 increasing update dims",
+        ),
+        (
+            "p = f32[4,4] parameter(0)\ni = s32[2,2] parameter(1)\n"
+            "ROOT g = f32[2,4] gather(p, i), offset_dims={1}, collapsed_slice_dims={0}, "
+            "start_index_map={0}, index_vector_dim=1, slice_sizes={1,4}",
+            "start_index_map has 1 entries, the index vectors 2",
+        ),
+        (
+            "p = f32[4,4] parameter(0)\ni = s32[2,1] parameter(1)\n"
+            "ROOT g = f32[2,4] gather(p, i), offset_dims={1}, collapsed_slice_dims={0}, "
+            "operand_batching_dims={0}, start_indices_batching_dims={0}, "
+            "start_index_map={0}, index_vector_dim=1, slice_sizes={1,4}",
+            "operand and start_indices batching dims must pair up",
+        ),
+        (
+            "p = f32[4,4] parameter(0)\ni = s32[2,1] parameter(1)\n"
+            "ROOT g = f32[2,4] gather(p, i), offset_dims={}, collapsed_slice_dims={0}, "
+            "start_index_map={0}, index_vector_dim=1, slice_sizes={1,4}",
+            "offset_dims must list 1 increasing output dims",
+        ),
         (
             "HloModule m\nENTRY e {\n p = f32[4] parameter(0)\n"
             " ROOT c = f32[4] call(p), to_apply=e\n}",

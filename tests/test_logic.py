@@ -306,3 +306,18 @@ def bands(draw: st.DrawFn) -> str:
 @given(bands(), st.sampled_from(["floor", "trunc"]))
 def test_simplified_bands_keep_their_value(text: str, semantics: str) -> None:
     assert_simplified_keeps_value(text, SMALL, semantics)
+
+
+def test_long_chains_are_matched_only_in_their_last_64_clauses() -> None:
+    """A band is found among 60 clauses. A junction pattern is matched only in a chain of
+    at most 64 clauses (the head of a longer chain is skipped, its short tails are not),
+    so a chain of 1500 clauses is simplified in linear work, not the cubic work of
+    trying every pair at every tail (which took minutes for 200 clauses)."""
+    bounds = {"x": (-30, 30), "y": (-8, 8), **{f"z{i}": (0, 9) for i in range(1500)}}
+    band = "0 <= x - y*5 and x - y*5 < 5"
+    text = " and ".join([band, *(f"z{i} < {i % 7 + 2}" for i in range(60))])
+    assert "band-quotient-rest" in quorem.explain(quorem.parse(text, bounds)).rules
+    long = " and ".join(f"z{i} < {i % 7 + 2}" for i in range(1500))
+    result = quorem.explain(quorem.parse(long, bounds))
+    assert result.reason is quorem.StopReason.FIXED_POINT
+    assert result.term is quorem.parse(long, bounds)

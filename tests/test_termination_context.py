@@ -17,7 +17,6 @@ import pytest
 z3 = pytest.importorskip("z3")
 
 import quorem  # noqa: E402
-from quorem.engine.rule import Pattern, POp  # noqa: E402
 from quorem.engine.rulefile import parse_rules  # noqa: E402
 from quorem.engine.ruleset import default_ruleset  # noqa: E402
 from quorem.engine.term import Term  # noqa: E402
@@ -30,6 +29,7 @@ from quorem.verify.termination import (  # noqa: E402
     term_measure,
     term_nodes,
 )
+from support import has_junction  # noqa: E402
 
 CORPORA = sorted(
     (Path(__file__).resolve().parent.parent / "benchmarks" / "corpora").glob("*.jsonl")
@@ -167,12 +167,6 @@ def test_shipped_order_is_not_closed_under_contexts() -> None:
 
 
 # ---------------------------------------------------------------- the prover
-def _has_junction(p: Pattern) -> bool:
-    if isinstance(p, POp):
-        return p.op in ("and", "or") or any(_has_junction(c) for c in p.children)
-    return False
-
-
 def test_every_shipped_rule_decreases_the_nested_order() -> None:
     """Every instance of every rule of the rewriter is proven (arity up to 2 here; CI 4)."""
     for rule in default_ruleset():
@@ -181,7 +175,7 @@ def test_every_shipped_rule_decreases_the_nested_order() -> None:
         for ob in nested_obligations(rule, max_arity=2):
             r = check_nested(ob)
             assert r.status == "proven", r.report
-            merges = r.method == "junction count decreases" and _has_junction(rule.pattern)
+            merges = r.method == "junction count decreases" and has_junction(rule.pattern)
             assert merges or r.method.startswith("nested order: "), (rule.name, r.method)
 
 

@@ -237,7 +237,7 @@ def _generate(target: Target, seed: int, index: int, limit: float) -> tuple[Case
     return case, run_case(target, case, limit)
 
 
-_MIN_INPUTS: Final = 4  # inputs every worker checks, deadline or not
+_MIN_INPUTS: Final = 16  # inputs every worker checks, deadline or not
 
 
 def _worker(plan: Plan, progress: Any, queue: Any) -> None:

@@ -1361,34 +1361,66 @@ class _Gather:
         return res
 
 
-def _gather_check(c: _Ctx) -> _Gather:
-    c.n_args(2)
-    src, idx, out = c.arg(0).dims, c.arg(1).dims, c.out().dims
-    r = len(src)
+def _index_dims(
+    c: _Ctx, idx: Sequence[int], r: int, attrs: tuple[str, str], words: tuple[str, str]
+) -> tuple[int, list[int], list[int], list[int], list[int]]:
+    """A gather's or scatter's index dimension numbers, checked against each other.
+
+    ``attrs`` names the start map and the dropped operand dims (gather: collapsed,
+    scatter: inserted); ``words`` names the operand and the indices in messages. Returns
+    ``(index_vector_dim, start map, dropped dims, operand batching, index batching)``.
+    """
+    starts_attr, dropped_attr = attrs
+    operand, indices = words
     ivd = c.inst.int_attr("index_vector_dim")
     if not 0 <= ivd <= len(idx):
         raise c.error(f"index_vector_dim={ivd} must be within [0, {len(idx)}]")
     vector = idx[ivd] if ivd < len(idx) else 1
-    starts = c.dims_attr("start_index_map", r)
+    starts = c.dims_attr(starts_attr, r)
     if len(starts) != vector:
-        raise c.error(f"start_index_map has {len(starts)} entries, the index vectors {vector}")
-    collapsed = c.dims_attr("collapsed_slice_dims", r, ())
-    obatch = c.dims_attr("operand_batching_dims", r, ())
-    ibatch = c.dims_attr("start_indices_batching_dims", len(idx), ())
-    if len(obatch) != len(ibatch) or ivd in ibatch or set(collapsed) & set(obatch):
-        raise c.error("operand and start_indices batching dims must pair up, apart from the rest")
+        raise c.error(f"{starts_attr} has {len(starts)} entries, the index vectors {vector}")
+    dropped = c.dims_attr(dropped_attr, r, ())
+    obatch = c.dims_attr(f"{operand}_batching_dims", r, ())
+    ibatch = c.dims_attr(f"{indices}_batching_dims", len(idx), ())
+    if len(obatch) != len(ibatch) or ivd in ibatch or set(dropped) & set(obatch):
+        raise c.error(f"{operand} and {indices} batching dims must pair up, apart from the rest")
+    return ivd, starts, dropped, obatch, ibatch
+
+
+def _window_dims(
+    c: _Ctx, r: int, dropped: list[int], obatch: list[int], attr: tuple[str, int, str, str]
+) -> tuple[list[int], list[int]]:
+    """The operand dims a gather's slice (scatter's update window) keeps, and where.
+
+    ``attr`` is ``(name, rank of the shape it indexes, that shape's name, the dropped
+    dims' name)``. Returns the kept operand dims and the window dims they map to.
+    """
+    name, rank, shape, dropped_word = attr
+    kept = [j for j in range(r) if j not in dropped and j not in obatch]
+    dims = c.dims_attr(name, rank)
+    if dims != sorted(dims) or len(dims) != len(kept):
+        raise c.error(
+            f"{name} must list {len(kept)} increasing {shape} dims (one per operand "
+            f"dimension neither {dropped_word} nor batching)"
+        )
+    return kept, dims
+
+
+def _gather_check(c: _Ctx) -> _Gather:
+    c.n_args(2)
+    src, idx, out = c.arg(0).dims, c.arg(1).dims, c.out().dims
+    r = len(src)
+    ivd, starts, collapsed, obatch, ibatch = _index_dims(
+        c, idx, r, ("start_index_map", "collapsed_slice_dims"), ("operand", "start_indices")
+    )
     sizes = c.inst.int_list("slice_sizes")
     if len(sizes) != r or any(not 0 <= k <= n for k, n in zip(sizes, src, strict=True)):
         raise c.error(f"slice_sizes must give {r} sizes within [{_dims(src)}]")
     if any(sizes[j] > 1 for j in (*collapsed, *obatch)):
         raise c.error("collapsed and batching dimensions must have slice size 1")
-    offsets = [j for j in range(r) if j not in collapsed and j not in obatch]
-    offset_dims = c.dims_attr("offset_dims", len(out))
-    if offset_dims != sorted(offset_dims) or len(offset_dims) != len(offsets):
-        raise c.error(
-            f"offset_dims must list {len(offsets)} increasing output dims (one per operand "
-            "dimension neither collapsed nor batching)"
-        )
+    offsets, offset_dims = _window_dims(
+        c, r, collapsed, obatch, ("offset_dims", len(out), "output", "collapsed")
+    )
     batch = [j for j in range(len(out)) if j not in offset_dims]
     idx_batch = [j for j in range(len(idx)) if j != ivd]
     want = [0] * len(out)
@@ -1590,27 +1622,16 @@ def _scatter_check(c: _Ctx) -> _Scatter:
         c.same_dims(f"update {i} ({c.operands[n + 1 + i].name})", c.arg(n + 1 + i).dims, upd)
         c.same_dims(f"output {i}", outs[i].dims, src)
     r = len(src)
-    ivd = c.inst.int_attr("index_vector_dim")
-    if not 0 <= ivd <= len(idx):
-        raise c.error(f"index_vector_dim={ivd} must be within [0, {len(idx)}]")
-    vector = idx[ivd] if ivd < len(idx) else 1
-    starts = c.dims_attr("scatter_dims_to_operand_dims", r)
-    if len(starts) != vector:
-        raise c.error(
-            f"scatter_dims_to_operand_dims has {len(starts)} entries, the index vectors {vector}"
-        )
-    inserted = c.dims_attr("inserted_window_dims", r, ())
-    obatch = c.dims_attr("input_batching_dims", r, ())
-    ibatch = c.dims_attr("scatter_indices_batching_dims", len(idx), ())
-    if len(obatch) != len(ibatch) or ivd in ibatch or set(inserted) & set(obatch):
-        raise c.error("input and scatter_indices batching dims must pair up, apart from the rest")
-    window_dims = c.dims_attr("update_window_dims", len(upd))
-    windows = [j for j in range(r) if j not in inserted and j not in obatch]
-    if window_dims != sorted(window_dims) or len(window_dims) != len(windows):
-        raise c.error(
-            f"update_window_dims must list {len(windows)} increasing update dims (one per "
-            "operand dimension neither inserted nor batching)"
-        )
+    ivd, starts, inserted, obatch, ibatch = _index_dims(
+        c,
+        idx,
+        r,
+        ("scatter_dims_to_operand_dims", "inserted_window_dims"),
+        ("input", "scatter_indices"),
+    )
+    windows, window_dims = _window_dims(
+        c, r, inserted, obatch, ("update_window_dims", len(upd), "update", "inserted")
+    )
     scatter_dims = [j for j in range(len(upd)) if j not in window_dims]
     idx_batch = [j for j in range(len(idx)) if j != ivd]
     c.same_dims(
