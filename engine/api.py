@@ -100,7 +100,9 @@ def _semantics(semantics: Semantics | str) -> Semantics:
     try:
         return Semantics(semantics)
     except ValueError:
-        raise QuoremError(f"unknown semantics {semantics!r}: use 'floor' or 'trunc'") from None
+        raise QuoremError(
+            f"unknown semantics {semantics!r}: use 'floor', 'trunc' or 'euclid'"
+        ) from None
 
 
 def parse(text: str, vars: VarBounds | None = None, semantics: Semantics | str = "floor") -> Term:
@@ -108,10 +110,12 @@ def parse(text: str, vars: VarBounds | None = None, semantics: Semantics | str =
 
     Args:
         text: Python-like integer expression: ``+ - * // %``, unary minus, parentheses,
-            ``max``, ``min``, comparisons, ``floordiv``/``floormod``/``truncdiv``/``truncmod``.
+            ``max``, ``min``, comparisons, and the explicit ``floordiv``/``floormod``,
+            ``truncdiv``/``truncmod``, ``eucliddiv``/``euclidmod`` and ``ceildiv``.
         vars: inclusive bounds ``(lo, hi)`` per variable name; ``None`` leaves a side
             unbounded, and names not listed are unbounded.
-        semantics: what ``//`` and ``%`` mean: ``"floor"`` (Python) or ``"trunc"`` (C).
+        semantics: what ``//`` and ``%`` mean: ``"floor"`` (Python), ``"trunc"`` (C) or
+            ``"euclid"`` (Halide: the remainder is in ``[0, |b|)``).
 
     Raises:
         ParseError: with line and column, for text that is not a valid expression.

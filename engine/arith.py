@@ -7,7 +7,16 @@ from typing import Final
 
 from quorem.engine.ops import Op
 
-__all__ = ["BINARY_EVALUATORS", "floordiv", "floormod", "truncdiv", "truncmod"]
+__all__ = [
+    "BINARY_EVALUATORS",
+    "ceildiv",
+    "eucliddiv",
+    "euclidmod",
+    "floordiv",
+    "floormod",
+    "truncdiv",
+    "truncmod",
+]
 
 
 def floordiv(a: int, b: int) -> int:
@@ -31,11 +40,33 @@ def truncmod(a: int, b: int) -> int:
     return a - b * truncdiv(a, b)
 
 
+def eucliddiv(a: int, b: int) -> int:
+    """Return ``a / b`` rounded so that the remainder is in ``[0, |b|)`` (Halide, SMT-LIB).
+
+    Down for ``b > 0``, up for ``b < 0``. Raises ZeroDivisionError if ``b == 0``.
+    """
+    q = a // b
+    return q + 1 if a - b * q < 0 else q  # floor's remainder is negative only when b < 0
+
+
+def euclidmod(a: int, b: int) -> int:
+    """Return ``a - b*eucliddiv(a, b)``: always in ``[0, |b|)``."""
+    return a % abs(b)
+
+
+def ceildiv(a: int, b: int) -> int:
+    """Return ``a / b`` rounded toward positive infinity. Raises ZeroDivisionError if ``b == 0``."""
+    return -((-a) // b)
+
+
 BINARY_EVALUATORS: Final[dict[Op, Callable[[int, int], int]]] = {
     Op.FLOORDIV: floordiv,
     Op.FLOORMOD: floormod,
     Op.TRUNCDIV: truncdiv,
     Op.TRUNCMOD: truncmod,
+    Op.EUCLIDDIV: eucliddiv,
+    Op.EUCLIDMOD: euclidmod,
+    Op.CEILDIV: ceildiv,
     Op.MAX: max,
     Op.MIN: min,
     Op.LT: lambda a, b: int(a < b),

@@ -34,7 +34,7 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import Final
 
 from quorem.engine.matcher import Bindings, instantiate, match
-from quorem.engine.ops import Op, Semantics
+from quorem.engine.ops import DIVISION_OPS, Op, Semantics
 from quorem.engine.rule import (
     Binary,
     Expr,
@@ -83,7 +83,7 @@ class _Instance:
 # (no operand order to try): ``x % N + (x // N)*N + y``. The first addend's operands give
 # the names (``(name, is_constant)`` per operand), the others are looked up from them.
 _Quick = tuple[tuple[tuple[str, bool], ...], tuple[tuple[Op, tuple[str, ...]], ...]]
-_AS_BUILT: Final = frozenset({Op.FLOORDIV, Op.FLOORMOD, Op.TRUNCDIV, Op.TRUNCMOD, Op.LT, Op.LE})
+_AS_BUILT: Final = frozenset({*DIVISION_OPS, Op.CEILDIV, Op.LT, Op.LE})
 
 
 def _leaves(p: Pattern, sem: Semantics | None) -> tuple[Op, tuple[tuple[str, bool], ...]] | None:

@@ -12,6 +12,7 @@ from quorem.engine.printer import brief
 from quorem.engine.syntax import Binary, Call, Name, Node, Num, Unary, parse_syntax
 from quorem.engine.term import (
     Term,
+    ceildiv,
     compare,
     conjunction,
     const,
@@ -319,7 +320,12 @@ class _Builder:
             is_div, sem = DIVISION_FUNCTIONS[name]
             self.check_divisor(node, args[0], args[1], name)
             return (div if is_div else mod)(args[0], args[1], sem)
-        known = ", ".join(["max", "min", *DIVISION_FUNCTIONS])
+        if name == "ceildiv":
+            if len(args) != 2:
+                raise self.error("ceildiv() takes exactly 2 arguments", node)
+            self.check_divisor(node, args[0], args[1], name)
+            return ceildiv(args[0], args[1])
+        known = ", ".join(["max", "min", *DIVISION_FUNCTIONS, "ceildiv"])
         raise self.error(f"unknown function {name!r} (known: {known})", node)
 
 

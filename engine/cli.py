@@ -2,7 +2,7 @@
 
 Subcommands:
 
-* ``quorem simplify EXPR [--var NAME=LO:HI ...] [--semantics floor|trunc] [--explain]``
+* ``quorem simplify EXPR [--var NAME=LO:HI ...] [--semantics floor|trunc|euclid] [--explain]``
 * ``quorem simplify --batch FILE.jsonl`` (``-`` reads standard input)
 * ``quorem demo``: the worked example, simplified and explained
 * ``quorem rules``: the shipped rules
@@ -340,8 +340,8 @@ def _job_of(record: object, default: Semantics) -> BatchJob:
     if not isinstance(expr, str):
         raise LineError(f"expr must be a string, got {type(expr).__name__}")
     sem_text = record.get("semantics", default.value)
-    if sem_text not in ("floor", "trunc"):
-        raise LineError(f"semantics must be 'floor' or 'trunc', got {_show(sem_text)}")
+    if sem_text not in _SEMANTICS_NAMES:
+        raise LineError(f"semantics must be 'floor', 'trunc' or 'euclid', got {_show(sem_text)}")
     raw_vars = record.get("vars")
     if raw_vars is None:
         raw_vars = {}
@@ -553,6 +553,9 @@ def cmd_demo(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     return EXIT_OK
 
 
+_SEMANTICS_NAMES: Final = frozenset(s.value for s in Semantics)
+
+
 def _semantics_text(semantics: Sequence[Semantics]) -> str:
     """``floor, trunc`` for the semantics a rule is stated for, ``any`` for none."""
     return ", ".join(s.value for s in semantics) or "any"
@@ -566,7 +569,7 @@ def cmd_rules(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     for r in rules:
         status = statuses.get(r.name, "not verified")
         out.write(
-            f"{r.name:<{width}}  {_semantics_text(r.semantics):<12}  {status:<14}  {r.location}\n"
+            f"{r.name:<{width}}  {_semantics_text(r.semantics):<19}  {status:<14}  {r.location}\n"
         )
         out.write(f"  {r.doc}\n")
     out.write(f"{len(rules)} rules (proof status from the proof cache: run quorem verify)\n")
@@ -638,7 +641,7 @@ bounds:
   An EXPR starting with '-' goes after '--':  quorem simplify -- '-x//4'
 
 batch (--batch FILE.jsonl, '-' for stdin), one JSON object per line:
-  in:  {"id": str, "vars": {"x": [lo, hi], ...}, "expr": str, "semantics": "floor"|"trunc",
+  in:  {"id": str, "vars": {"x": [lo, hi], ...}, "expr": str, "semantics": "floor"|"trunc"|"euclid",
         "given": [str, ...]}
        (semantics defaults to --semantics; null bounds are unbounded; blank lines skipped;
        the output equals expr wherever every condition of the optional given holds)
@@ -684,7 +687,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--semantics",
         choices=[s.value for s in Semantics],
         default=Semantics.FLOOR.value,
-        help="meaning of // and %%: floor (Python, default) or trunc (C)",
+        help="meaning of // and %%: floor (Python, default), trunc (C) or euclid (Halide)",
     )
     simp.add_argument(
         "--explain", action="store_true", help="also print each rule application and counts"

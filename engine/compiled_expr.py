@@ -19,11 +19,11 @@ from collections.abc import Iterable
 from typing import Any, Final
 
 from quorem.engine import interpret as ref
-from quorem.engine.arith import truncdiv, truncmod
+from quorem.engine.arith import ceildiv, eucliddiv, euclidmod, truncdiv, truncmod
 from quorem.engine.errors import TermError
 from quorem.engine.interpret import NEG_INF, POS_INF, Undetermined
 from quorem.engine.monomial import monomial_divides, monomial_quotient
-from quorem.engine.ops import COMMUTATIVE, DIV_OF, MOD_OF, Op, Semantics
+from quorem.engine.ops import COMMUTATIVE, DIV_OF, DIVISION_OPS, MOD_OF, Op, Semantics
 from quorem.engine.overflow import FitsCheck, compile_fits
 from quorem.engine.rule import (
     TERM_FUNCS,
@@ -61,6 +61,7 @@ from quorem.engine.term import (
     mul,
     op_block,
 )
+from quorem.engine.term import ceildiv as ceildiv_term
 
 __all__ = [
     "BIG_SUM",
@@ -165,6 +166,24 @@ def _tmod(a: int, b: int) -> int:
     return truncmod(a, b)
 
 
+def _ediv(a: int, b: int) -> int:
+    if b == 0:
+        raise Undetermined
+    return eucliddiv(a, b)
+
+
+def _emod(a: int, b: int) -> int:
+    if b == 0:
+        raise Undetermined
+    return euclidmod(a, b)
+
+
+def _cdiv(a: int, b: int) -> int:
+    if b == 0:
+        raise Undetermined
+    return ceildiv(a, b)
+
+
 def _divides(d: int, n: int) -> bool:
     return n == 0 if d == 0 else n % d == 0
 
@@ -181,13 +200,13 @@ def _divides_ext(d: ref.Ext, n: ref.Ext) -> bool:
     return _divides(x, y)
 
 
-def _cdiv_ext(floor: bool, is_div: bool, a: ref.Ext, b: ref.Ext) -> ref.Ext:
+def _cdiv_ext(sem: str, is_div: bool, a: ref.Ext, b: ref.Ext) -> ref.Ext:
     """``a // b`` or ``a % b`` of extended integers (the reference's const_division)."""
     if is_div:
-        if floor and isinstance(a, ref._Inf) and isinstance(b, int) and b != 0:
+        if sem != "trunc" and isinstance(a, ref._Inf) and isinstance(b, int) and b != 0:
             return a if b > 0 else ref._neg(a)
-        return ref._DIV["floordiv" if floor else "truncdiv"](a, b)
-    return ref._DIV["floormod" if floor else "truncmod"](a, b)
+        return ref._DIV[f"{sem}div"](a, b)
+    return ref._DIV[f"{sem}mod"](a, b)
 
 
 def _abs_ext(v: ref.Ext) -> ref.Ext:
@@ -319,6 +338,8 @@ RUNTIME: Final[dict[str, Any]] = {
     "_FAIL": _FAIL,
     "_FLOOR": Semantics.FLOOR,
     "_TRUNC": Semantics.TRUNC,
+    "_EUCLID": Semantics.EUCLID,
+    "ceildiv": ceildiv_term,
     "linear": linear,
     "linear_update": linear_update,
     "const": const,
@@ -348,6 +369,9 @@ RUNTIME: Final[dict[str, Any]] = {
             _fmod,
             _tdiv,
             _tmod,
+            _ediv,
+            _emod,
+            _cdiv,
             _divides,
             _divides_ext,
             _tquotient,
@@ -391,6 +415,9 @@ _DIV_FUNCS: Final = {
     "floormod": Op.FLOORMOD,
     "truncdiv": Op.TRUNCDIV,
     "truncmod": Op.TRUNCMOD,
+    "eucliddiv": Op.EUCLIDDIV,
+    "euclidmod": Op.EUCLIDMOD,
+    "ceildiv": Op.CEILDIV,
 }
 
 _INT_DIV_HELPER: Final = {
@@ -398,6 +425,9 @@ _INT_DIV_HELPER: Final = {
     Op.FLOORMOD: "_fmod",
     Op.TRUNCDIV: "_tdiv",
     Op.TRUNCMOD: "_tmod",
+    Op.EUCLIDDIV: "_ediv",
+    Op.EUCLIDMOD: "_emod",
+    Op.CEILDIV: "_cdiv",
 }
 
 _TERM_DIVISION: Final = {
@@ -405,11 +435,12 @@ _TERM_DIVISION: Final = {
     Op.FLOORMOD: "mod({}, {}, _FLOOR)",
     Op.TRUNCDIV: "div({}, {}, _TRUNC)",
     Op.TRUNCMOD: "mod({}, {}, _TRUNC)",
+    Op.EUCLIDDIV: "div({}, {}, _EUCLID)",
+    Op.EUCLIDMOD: "mod({}, {}, _EUCLID)",
+    Op.CEILDIV: "ceildiv({}, {})",
 }
 
-NON_COMMUTATIVE_BINARY: Final = frozenset(
-    {Op.FLOORDIV, Op.FLOORMOD, Op.TRUNCDIV, Op.TRUNCMOD, Op.LT, Op.LE}
-)
+NON_COMMUTATIVE_BINARY: Final = frozenset({*DIVISION_OPS, Op.CEILDIV, Op.LT, Op.LE})
 
 _SIMPLE: Final = re.compile(r"\(?-?\d+\)?|[A-Za-z_]\w*(\.\w+|\[\d+\])?")
 
@@ -881,12 +912,13 @@ class ExprCompiler:
         if a.ty == b.ty == INT:
             if op in ("+", "-", "*"):
                 return _C(f"({a.code} {op} {b.code})", INT)
-            floor = self.sem is not Semantics.TRUNC
-            if floor and isinstance(e.right, Lit) and e.right.value != 0:
+            sem = self.sem or Semantics.FLOOR
+            # Python's own operator is floor division, and Euclidean by a positive divisor.
+            literal = e.right.value if isinstance(e.right, Lit) else 0
+            if literal > 0 or (literal != 0 and sem is Semantics.FLOOR):
                 return _C(f"({a.code} {op} {b.code})", INT)
-            helper = {("//", True): "_fdiv", ("%", True): "_fmod"}.get((op, floor))
-            helper = helper or ("_tdiv" if op == "//" else "_tmod")
-            return _C(f"{helper}({a.code}, {b.code})", INT)
+            ops = DIV_OF if op == "//" else MOD_OF
+            return _C(f"{_INT_DIV_HELPER[ops[sem]]}({a.code}, {b.code})", INT)
         x, y = self.ext(a), self.ext(b)
         if op == "+":
             return _C(f"_add_ext({x}, {y})", EXT)
@@ -894,8 +926,8 @@ class ExprCompiler:
             return _C(f"_add_ext({x}, _neg_ext({y}))", EXT)
         if op == "*":
             return _C(f"_mul_ext({x}, {y})", EXT)
-        floor = self.sem is not Semantics.TRUNC
-        return _C(f"_cdiv_ext({floor}, {op == '//'}, {x}, {y})", EXT if op == "//" else INT)
+        name = (self.sem or Semantics.FLOOR).value
+        return _C(f"_cdiv_ext({name!r}, {op == '//'}, {x}, {y})", EXT if op == "//" else INT)
 
     def compare(self, op: str, a: _C, b: _C, ctx: Ctx) -> _C:
         """A comparison of numbers; a raw bound against an int needs no infinity object."""

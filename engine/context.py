@@ -47,6 +47,9 @@ class _ContradictionError(Exception):
     """The conditions cannot hold together (some variable's range became empty)."""
 
 
+_QUOTIENTS: Final = frozenset({Op.FLOORDIV, Op.TRUNCDIV, Op.EUCLIDDIV})
+
+
 def _ceil_div(a: int, b: int) -> int:
     return -(-a // b)
 
@@ -89,8 +92,9 @@ class _Narrowing:
             self.tighten_var(t, lo, hi)
         elif op is Op.ADD:
             self.sum_in(t, lo, hi)
-        elif op in (Op.FLOORDIV, Op.TRUNCDIV) and t.args[1].op is Op.CONST and t.args[1].arg > 0:
-            self.quotient_in(t.args[0], t.args[1].arg, op is Op.FLOORDIV, lo, hi)
+        elif op in _QUOTIENTS and t.args[1].op is Op.CONST and t.args[1].arg > 0:
+            # Euclidean division by a positive divisor is floor division.
+            self.quotient_in(t.args[0], t.args[1].arg, op is not Op.TRUNCDIV, lo, hi)
 
     def sum_in(self, t: Term, lo: int | None, hi: int | None) -> None:
         """``sum(c_i*t_i) + k`` in ``[lo, hi]``: bound each addend by the others' extremes."""

@@ -72,6 +72,6 @@ def count_divmod(term: Term) -> int:
             stack.append((t, True))
             stack.extend((c, False) for c in t.args if c not in counts)
             continue
-        own = 1 if t.op in DIVISION_OPS else 0
+        own = 1 if t.op in DIVISION_OPS or t.op is Op.CEILDIV else 0
         counts[t] = own + sum(counts[c] for c in t.args)
     return counts[term]

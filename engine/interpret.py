@@ -14,7 +14,15 @@ import math
 from collections.abc import Callable, Mapping, Sequence
 from typing import Final, Union
 
-from quorem.engine.arith import floordiv, floormod, truncdiv, truncmod
+from quorem.engine.arith import (
+    ceildiv,
+    eucliddiv,
+    euclidmod,
+    floordiv,
+    floormod,
+    truncdiv,
+    truncmod,
+)
 from quorem.engine.errors import TermError
 from quorem.engine.monomial import monomial_divides, monomial_quotient
 from quorem.engine.ops import DIVISION_FUNCTIONS, Op, Semantics
@@ -128,6 +136,9 @@ _DIV: Final = {
     "floormod": _division(floormod),
     "truncdiv": _division(truncdiv),
     "truncmod": _division(truncmod),
+    "eucliddiv": _division(eucliddiv),
+    "euclidmod": _division(euclidmod),
+    "ceildiv": _division(ceildiv),
 }
 _CMP_OP: Final = {"<": Op.LT, "<=": Op.LE, "==": Op.EQ, "!=": Op.NE}
 
@@ -221,12 +232,14 @@ class _Evaluator:
         return _compare(op, a, b)
 
     def const_division(self, op: str, a: Ext, b: Ext) -> Ext:
-        floor = self.semantics is not Semantics.TRUNC
+        sem = (self.semantics or Semantics.FLOOR).value
         if op == "//":
-            if floor and isinstance(a, _Inf) and isinstance(b, int) and b != 0:
+            # An unbounded numerator over a constant stays unbounded, its sign set by b's
+            # (floor and Euclidean division alike; truncation's limit is left undetermined).
+            if sem != "trunc" and isinstance(a, _Inf) and isinstance(b, int) and b != 0:
                 return a if b > 0 else _neg(a)
-            return _DIV["floordiv" if floor else "truncdiv"](a, b)
-        return _DIV["floormod" if floor else "truncmod"](a, b)
+            return _DIV[f"{sem}div"](a, b)
+        return _DIV[f"{sem}mod"](a, b)
 
     def term_binary(self, op: str, a: Term, b: Term) -> Term:
         try:

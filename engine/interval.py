@@ -14,7 +14,10 @@ from collections.abc import Sequence
 __all__ = [
     "Range",
     "add_range",
+    "ceildiv_range",
     "compare_range",
+    "eucliddiv_range",
+    "euclidmod_range",
     "floordiv_range",
     "floormod_range",
     "logic_range",
@@ -219,6 +222,45 @@ def truncmod_range(a: Range, b: Range) -> Range:
     lo = al if lim is None else (-lim if al is None else max(al, -lim))
     hi = ah if lim is None else (lim if ah is None else min(ah, lim))
     return (lo, hi)
+
+
+def _magnitudes(b: Range) -> tuple[int, int | None] | None:
+    """The least and greatest ``|b|`` over the non-zero values of ``b`` (None: unbounded)."""
+    pos, neg = _divisor_parts(b)
+    mags = [p for p in (pos, _neg(neg) if neg is not None else None) if p is not None]
+    if not mags:
+        return None
+    m = min(p[0] or 1 for p in mags)
+    big = None if any(p[1] is None for p in mags) else max(p[1] or 1 for p in mags)
+    return m, big
+
+
+def eucliddiv_range(a: Range, b: Range) -> Range:
+    """Range of ``eucliddiv(a, b)`` over the non-zero values of ``b``."""
+    pos, neg = _divisor_parts(b)
+    parts = []
+    if pos is not None:  # a positive divisor rounds down, as floor division does
+        parts.append(_floordiv_pos(a, pos[0] or 1, pos[1]))
+    if neg is not None:
+        # eucliddiv(a, b) == -eucliddiv(a, -b): the remainder depends on |b| only.
+        npos = _neg(neg)
+        parts.append(_neg(_floordiv_pos(a, npos[0] or 1, npos[1])))
+    return _union(parts)
+
+
+def euclidmod_range(a: Range, b: Range) -> Range:
+    """Range of ``euclidmod(a, b)`` over the non-zero values of ``b``: within ``[0, |b|)``."""
+    mags = _magnitudes(b)
+    if mags is None:
+        return _FULL
+    # The Euclidean remainder is the floor remainder by |b|.
+    return _floormod_pos(a, mags[0], mags[1])
+
+
+def ceildiv_range(a: Range, b: Range) -> Range:
+    """Range of ``ceildiv(a, b)``, the quotient rounded up, over the non-zero values of ``b``."""
+    # ceil(a / b) == -floor(-a / b).
+    return _neg(floordiv_range(_neg(a), b))
 
 
 def _lt(x: int | None, y: int | None) -> bool:

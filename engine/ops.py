@@ -13,6 +13,8 @@ __all__ = [
     "DIV_OF",
     "LOGICAL",
     "MOD_OF",
+    "QUOTIENT_OPS",
+    "REMAINDER_OPS",
     "SEMANTICS_OF",
     "Op",
     "Semantics",
@@ -23,12 +25,14 @@ class Semantics(enum.Enum):
     """How integer division rounds.
 
     ``FLOOR`` rounds toward negative infinity (Python ``//`` and ``%``); ``TRUNC``
-    rounds toward zero (C, CUDA, LLVM ``sdiv``/``srem``). Euclidean division (Halide)
-    would be a third member with its own pair of ops in :data:`DIV_OF`/:data:`MOD_OF`.
+    rounds toward zero (C, CUDA, LLVM ``sdiv``/``srem``); ``EUCLID`` keeps the remainder
+    in ``[0, |b|)`` (Halide, SMT-LIB, Z3), so it rounds down for ``b > 0`` and up for
+    ``b < 0``. All three agree when both operands are non-negative.
     """
 
     FLOOR = "floor"
     TRUNC = "trunc"
+    EUCLID = "euclid"
 
 
 class Op(enum.IntEnum):
@@ -53,23 +57,32 @@ class Op(enum.IntEnum):
     NE = 13
     AND = 14  # logical: 1 when both operands are non-zero, else 0
     OR = 15  # logical: 1 when either operand is non-zero, else 0
+    EUCLIDDIV = 16
+    EUCLIDMOD = 17
+    CEILDIV = 18  # ceil(a / b) for any non-zero b; one meaning in every semantics
 
 
 DIV_OF: Final[dict[Semantics, Op]] = {
     Semantics.FLOOR: Op.FLOORDIV,
     Semantics.TRUNC: Op.TRUNCDIV,
+    Semantics.EUCLID: Op.EUCLIDDIV,
 }
 MOD_OF: Final[dict[Semantics, Op]] = {
     Semantics.FLOOR: Op.FLOORMOD,
     Semantics.TRUNC: Op.TRUNCMOD,
+    Semantics.EUCLID: Op.EUCLIDMOD,
 }
 SEMANTICS_OF: Final[dict[Op, Semantics]] = {
     Op.FLOORDIV: Semantics.FLOOR,
     Op.FLOORMOD: Semantics.FLOOR,
     Op.TRUNCDIV: Semantics.TRUNC,
     Op.TRUNCMOD: Semantics.TRUNC,
+    Op.EUCLIDDIV: Semantics.EUCLID,
+    Op.EUCLIDMOD: Semantics.EUCLID,
 }
 DIVISION_OPS: Final[frozenset[Op]] = frozenset(SEMANTICS_OF)
+QUOTIENT_OPS: Final[frozenset[Op]] = frozenset(DIV_OF.values())
+REMAINDER_OPS: Final[frozenset[Op]] = frozenset(MOD_OF.values())
 COMMUTATIVE: Final[frozenset[Op]] = frozenset(
     {Op.ADD, Op.MUL, Op.MAX, Op.MIN, Op.EQ, Op.NE, Op.AND, Op.OR}
 )
@@ -82,4 +95,6 @@ DIVISION_FUNCTIONS: Final[dict[str, tuple[bool, Semantics]]] = {
     "floormod": (False, Semantics.FLOOR),
     "truncdiv": (True, Semantics.TRUNC),
     "truncmod": (False, Semantics.TRUNC),
+    "eucliddiv": (True, Semantics.EUCLID),
+    "euclidmod": (False, Semantics.EUCLID),
 }

@@ -58,6 +58,8 @@ _DIVISION: Final = {
     (False, Semantics.FLOOR): iv.floormod_range,
     (True, Semantics.TRUNC): iv.truncdiv_range,
     (False, Semantics.TRUNC): iv.truncmod_range,
+    (True, Semantics.EUCLID): iv.eucliddiv_range,
+    (False, Semantics.EUCLID): iv.euclidmod_range,
 }
 _COMPARE: Final = {"<", "<=", ">", ">=", "==", "!="}
 
@@ -140,8 +142,8 @@ def _call_node(e: Call, sem: Semantics) -> _Node:
         return lambda env, i: (fa(env, i)[pick],) * 2
     if f == "sum":
         return _sum_node(e.args[0], kids[0])
-    if f in DIVISION_FUNCTIONS:
-        fd = _DIVISION[DIVISION_FUNCTIONS[f]]
+    if f in DIVISION_FUNCTIONS or f == "ceildiv":
+        fd = iv.ceildiv_range if f == "ceildiv" else _DIVISION[DIVISION_FUNCTIONS[f]]
         fa, fb = kids
         return lambda env, i: _check(fd(fa(env, i), fb(env, i)))
     if f in ("min", "max") and len(kids) == 2:
@@ -220,8 +222,9 @@ def _bound(e: Expr, divisors: set[str]) -> _Bound | None:
     if isinstance(e, Call):
         if e.func in ("vmin", "vmax", "abs") and len(e.args) == 1:
             return _bound(e.args[0], divisors)
-        if e.func in DIVISION_FUNCTIONS and len(e.args) == 2:
-            op = "//" if DIVISION_FUNCTIONS[e.func][0] else "%"
+        if (e.func in DIVISION_FUNCTIONS or e.func == "ceildiv") and len(e.args) == 2:
+            # Any quotient, ceildiv's too, is no larger than its numerator in magnitude.
+            op = "%" if e.func in DIVISION_FUNCTIONS and not DIVISION_FUNCTIONS[e.func][0] else "//"
             return _binary_bound(op, e.args[0], e.args[1], divisors)
         if e.func in ("min", "max") and len(e.args) == 2:
             return _binary_bound("max", e.args[0], e.args[1], divisors)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Final
 
-from quorem.engine.ops import SEMANTICS_OF, Op, Semantics
+from quorem.engine.ops import QUOTIENT_OPS, SEMANTICS_OF, Op, Semantics
 from quorem.engine.term import Term
 
 __all__ = ["brief", "int_text", "to_text"]
@@ -31,6 +31,9 @@ _FUNC_TEXT: Final = {
     Op.FLOORMOD: "floormod",
     Op.TRUNCDIV: "truncdiv",
     Op.TRUNCMOD: "truncmod",
+    Op.EUCLIDDIV: "eucliddiv",
+    Op.EUCLIDMOD: "euclidmod",
+    Op.CEILDIV: "ceildiv",
     Op.MAX: "max",
     Op.MIN: "min",
 }
@@ -61,7 +64,7 @@ def _prec(t: Term, semantics: Semantics) -> int:
     op = t.op
     if op is Op.CONST:
         return _UNARY if t.arg < 0 else _ATOM
-    if op is Op.VAR or op is Op.MAX or op is Op.MIN:
+    if op is Op.VAR or op is Op.MAX or op is Op.MIN or op is Op.CEILDIV:
         return _ATOM
     if op is Op.ADD:
         return _SUM
@@ -140,7 +143,7 @@ def _expand(t: Term, semantics: Semantics) -> list[Item]:
     if op in _CMP_TEXT:
         return [(a, _CMP + 1), f" {_CMP_TEXT[op]} ", (b, _CMP + 1)]
     if op in SEMANTICS_OF and SEMANTICS_OF[op] is semantics:
-        sym = "//" if op in (Op.FLOORDIV, Op.TRUNCDIV) else "%"
+        sym = "//" if op in QUOTIENT_OPS else "%"
         return [(a, _PROD), sym, (b, _PROD + 1)]
     return [f"{_FUNC_TEXT[op]}(", (a, 0), ", ", (b, 0), ")"]
 

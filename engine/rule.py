@@ -20,7 +20,7 @@ import dataclasses
 import enum
 from typing import Final
 
-from quorem.engine.ops import Op, Semantics
+from quorem.engine.ops import DIV_OF, MOD_OF, Op, Semantics
 
 __all__ = [
     "AGGREGATES",
@@ -83,7 +83,8 @@ class PLit:
 class POp:
     """An operator node. ``op`` is abstract: ``div``/``mod`` take the rule's semantics.
 
-    ``op`` is one of ``div mod floordiv floormod truncdiv truncmod max min mul lt le eq ne``.
+    ``op`` is one of ``div mod floordiv floormod truncdiv truncmod eucliddiv euclidmod
+    ceildiv max min mul lt le eq ne and or``.
     """
 
     op: str
@@ -135,10 +136,10 @@ def pattern_op(op: str, semantics: Semantics | None) -> Op:
     """The concrete operator of an abstract pattern op under ``semantics``."""
     if op == "div":
         assert semantics is not None
-        return Op.FLOORDIV if semantics is Semantics.FLOOR else Op.TRUNCDIV
+        return DIV_OF[semantics]
     if op == "mod":
         assert semantics is not None
-        return Op.FLOORMOD if semantics is Semantics.FLOOR else Op.TRUNCMOD
+        return MOD_OF[semantics]
     return _FIXED_OPS[op]
 
 
@@ -147,6 +148,9 @@ _FIXED_OPS: Final = {
     "floormod": Op.FLOORMOD,
     "truncdiv": Op.TRUNCDIV,
     "truncmod": Op.TRUNCMOD,
+    "eucliddiv": Op.EUCLIDDIV,
+    "euclidmod": Op.EUCLIDMOD,
+    "ceildiv": Op.CEILDIV,
     "max": Op.MAX,
     "min": Op.MIN,
     "mul": Op.MUL,
@@ -160,7 +164,20 @@ _FIXED_OPS: Final = {
 
 # -------------------------------------------------------------------------- expressions
 CONST_FUNCS: Final = frozenset(
-    {"gcd", "abs", "min", "max", "floordiv", "floormod", "truncdiv", "truncmod", "divides"}
+    {
+        "gcd",
+        "abs",
+        "min",
+        "max",
+        "floordiv",
+        "floormod",
+        "truncdiv",
+        "truncmod",
+        "eucliddiv",
+        "euclidmod",
+        "ceildiv",
+        "divides",
+    }
 )
 AGGREGATES: Final = frozenset({"sum", "all", "any"})
 # Functions of terms (quorem.engine.monomial): ``tdivides(u, t)``, the monomial ``u``

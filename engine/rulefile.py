@@ -71,11 +71,17 @@ _PATTERN_CALLS: Final = {
     "floormod": "floormod",
     "truncdiv": "truncdiv",
     "truncmod": "truncmod",
+    "eucliddiv": "eucliddiv",
+    "euclidmod": "euclidmod",
+    "ceildiv": "ceildiv",
 }
 _CMP_OPS: Final = {"<": "lt", "<=": "le", "==": "eq", "!=": "ne"}
 _ARITH: Final = frozenset({"+", "-", "*", "//", "%"})
 _COMPARE: Final = frozenset({"<", "<=", ">", ">=", "==", "!="})
-_DIVISION_FUNCS: Final = frozenset({"floordiv", "floormod", "truncdiv", "truncmod"})
+# The functions whose meaning depends on a division semantics (ceildiv's does not).
+_DIVISION_FUNCS: Final = frozenset(
+    {"floordiv", "floormod", "truncdiv", "truncmod", "eucliddiv", "euclidmod"}
+)
 # Characters a rules file may not contain (see the module docstring): C0 controls but tab
 # and newline, a carriage return not ending a line, DEL, C1 controls, and the invisible
 # format characters (zero-width, bidirectional, separators) that change how the text
@@ -378,10 +384,7 @@ class _Checker:
                 sorted({"vmin", "vmax", "fits_int64", *CONST_FUNCS, *TERM_FUNCS, *AGGREGATES})
             )
             raise self.error(f"unknown function {func!r} (known: {known})", node)
-        if (
-            func in ("floordiv", "floormod", "truncdiv", "truncmod", "divides", *TERM_FUNCS)
-            and len(node.args) != 2
-        ):
+        if func in (*_DIVISION_FUNCS, "ceildiv", "divides", *TERM_FUNCS) and len(node.args) != 2:
             raise self.error(f"{func}() takes exactly 2 arguments", node)
         if func == "abs" and len(node.args) != 1:
             raise self.error("abs() takes exactly one argument", node)
@@ -578,13 +581,18 @@ def _parse_semantics(fld: _Field, file: str) -> tuple[Semantics, ...]:
             sem = Semantics(w)
         except ValueError:
             raise RuleError(
-                f"unknown semantics {w!r} (use floor, trunc, or any)", fld.line, fld.col, file
+                f"unknown semantics {w!r} (use floor, trunc, euclid, or any)",
+                fld.line,
+                fld.col,
+                file,
             ) from None
         if sem in out:
             raise RuleError(f"semantics {w!r} listed twice", fld.line, fld.col, file)
         out.append(sem)
     if not out:
-        raise RuleError("semantics needs a value: floor, trunc, or any", fld.line, fld.col, file)
+        raise RuleError(
+            "semantics needs a value: floor, trunc, euclid, or any", fld.line, fld.col, file
+        )
     return tuple(out)
 
 
@@ -640,7 +648,7 @@ def _build_rule(block: _Block, file: str) -> Rule:
     if not semantics and ck.uses_division:
         sem_field = fields["semantics"]
         raise RuleError(
-            "a rule using // or % must name its semantics (floor, trunc), not 'any'",
+            "a rule using // or % must name its semantics (floor, trunc, euclid), not 'any'",
             sem_field.line,
             sem_field.col,
             file,

@@ -71,6 +71,7 @@ __all__ = [
     "Term",
     "as_term",
     "binary",
+    "ceildiv",
     "check_one_name",
     "compare",
     "conjunction",
@@ -96,6 +97,7 @@ __all__ = [
 # in CPython 3.11, and these are tested on every node built.
 _CONST, _VAR, _ADD, _MUL, _MAX, _MIN = Op.CONST, Op.VAR, Op.ADD, Op.MUL, Op.MAX, Op.MIN
 _FLOORDIV, _FLOORMOD, _TRUNCDIV, _TRUNCMOD = Op.FLOORDIV, Op.FLOORMOD, Op.TRUNCDIV, Op.TRUNCMOD
+_EUCLIDDIV, _EUCLIDMOD, _CEILDIV = Op.EUCLIDDIV, Op.EUCLIDMOD, Op.CEILDIV
 _LT, _LE, _EQ, _NE = Op.LT, Op.LE, Op.EQ, Op.NE
 _AND, _OR = Op.AND, Op.OR
 _S_FLOOR: Final = Semantics.FLOOR
@@ -241,7 +243,7 @@ def _range_of(op: Op, args: tuple[Term, ...], arg: Any) -> iv.Range:
         return (arg[1], arg[2])
     if op is _ADD:
         return _sum_range(args, arg[0], arg[1])
-    if op is _FLOORDIV or op is _FLOORMOD:
+    if op is _FLOORDIV or op is _FLOORMOD or op is _EUCLIDDIV or op is _EUCLIDMOD:
         fast = _floor_by_positive_const(op, args[0], args[1])
         if fast is not None:
             return fast
@@ -268,11 +270,14 @@ def _sum_range(atoms: tuple[Term, ...], coefs: tuple[int, ...], const: int) -> i
 
 
 def _floor_by_positive_const(op: Op, a: Term, b: Term) -> iv.Range | None:
-    """The common case, a bounded numerator over a positive constant, without the general code."""
+    """The common case, a bounded numerator over a positive constant, without the general code.
+
+    Euclidean division by a positive divisor is floor division, so it takes this path too.
+    """
     lo, hi, d = a.vmin, a.vmax, b.arg
     if b.op is not _CONST or d <= 0 or lo is None or hi is None:
         return None
-    if op is _FLOORDIV:
+    if op is _FLOORDIV or op is _EUCLIDDIV:
         return (lo // d, hi // d)
     if lo // d == hi // d:
         k = lo // d
@@ -285,6 +290,9 @@ _BINARY_RANGE: Final[dict[Op, Callable[[iv.Range, iv.Range], iv.Range]]] = {
     _FLOORMOD: iv.floormod_range,
     _TRUNCDIV: iv.truncdiv_range,
     _TRUNCMOD: iv.truncmod_range,
+    _EUCLIDDIV: iv.eucliddiv_range,
+    _EUCLIDMOD: iv.euclidmod_range,
+    _CEILDIV: iv.ceildiv_range,
     _MAX: iv.max_range,
     _MIN: iv.min_range,
     _LT: functools.partial(iv.compare_range, True),
@@ -399,13 +407,13 @@ def _make_binary(op: Op, a: Term, b: Term) -> Term:
     term.arg = None
     lo, hi, d = a.vmin, a.vmax, b.arg
     if (
-        (op is _FLOORDIV or op is _FLOORMOD)
+        (op is _FLOORDIV or op is _FLOORMOD or op is _EUCLIDDIV or op is _EUCLIDMOD)
         and b.op is _CONST
         and d > 0
         and lo is not None
         and hi is not None
     ):  # _floor_by_positive_const
-        if op is _FLOORDIV:
+        if op is _FLOORDIV or op is _EUCLIDDIV:
             term.vmin, term.vmax = lo // d, hi // d
         elif lo // d == hi // d:
             k = lo // d
@@ -867,7 +875,7 @@ def div(a: Term, b: Term, semantics: Semantics) -> Term:
     Raises TermError if ``b`` is the constant zero.
     """
     if b.op is _CONST and b.arg == 0:
-        _zero_divisor(a, "//" if semantics is Semantics.FLOOR else "truncdiv")
+        _zero_divisor(a, "//" if semantics is Semantics.FLOOR else f"{semantics.value}div")
     return _make_binary(_FLOORDIV if semantics is _S_FLOOR else DIV_OF[semantics], a, b)
 
 
@@ -877,8 +885,18 @@ def mod(a: Term, b: Term, semantics: Semantics) -> Term:
     Raises TermError if ``b`` is the constant zero.
     """
     if b.op is _CONST and b.arg == 0:
-        _zero_divisor(a, "%" if semantics is Semantics.FLOOR else "truncmod")
+        _zero_divisor(a, "%" if semantics is Semantics.FLOOR else f"{semantics.value}mod")
     return _make_binary(_FLOORMOD if semantics is _S_FLOOR else MOD_OF[semantics], a, b)
+
+
+def ceildiv(a: Term, b: Term) -> Term:
+    """The quotient term ``ceil(a / b)``: rounded up, whatever the signs, in every semantics.
+
+    Raises TermError if ``b`` is the constant zero.
+    """
+    if b.op is _CONST and b.arg == 0:
+        _zero_divisor(a, "ceildiv")
+    return _make_binary(_CEILDIV, a, b)
 
 
 def _ordered_pair(a: Term, b: Term) -> tuple[Term, Term]:
@@ -1156,6 +1174,8 @@ def logical_not(t: Term) -> Term:
 
 
 _COMPARISON_OPS: Final = frozenset({_LT, _LE, _EQ, _NE})
+_QUOTIENT_SEMANTICS: Final = {op: sem for sem, op in DIV_OF.items()}
+_REMAINDER_SEMANTICS: Final = {op: sem for sem, op in MOD_OF.items()}
 
 
 def binary(op: Op, a: Term, b: Term) -> Term:
@@ -1164,10 +1184,12 @@ def binary(op: Op, a: Term, b: Term) -> Term:
         return mul(a, b)
     if op is _ADD:
         return linear([(a, 1), (b, 1)])
-    if op in (_FLOORDIV, _TRUNCDIV):
-        return div(a, b, Semantics.FLOOR if op is _FLOORDIV else Semantics.TRUNC)
-    if op in (_FLOORMOD, _TRUNCMOD):
-        return mod(a, b, Semantics.FLOOR if op is _FLOORMOD else Semantics.TRUNC)
+    if op in _QUOTIENT_SEMANTICS:
+        return div(a, b, _QUOTIENT_SEMANTICS[op])
+    if op in _REMAINDER_SEMANTICS:
+        return mod(a, b, _REMAINDER_SEMANTICS[op])
+    if op is _CEILDIV:
+        return ceildiv(a, b)
     if op is _MAX:
         return maximum(a, b)
     if op is _MIN:
@@ -1209,7 +1231,9 @@ def binary_range(op: Op, a: Term, b: Term) -> iv.Range:
     return _range_of(op, (a, b), None)
 
 
-_DIVISIONS: Final = frozenset({_FLOORDIV, _FLOORMOD, _TRUNCDIV, _TRUNCMOD})
+_DIVISIONS: Final = frozenset(
+    {_FLOORDIV, _FLOORMOD, _TRUNCDIV, _TRUNCMOD, _EUCLIDDIV, _EUCLIDMOD, _CEILDIV}
+)
 _SORTED_PAIRS: Final = frozenset({_EQ, _NE, _MAX, _MIN})
 _NOT_BINARY: Final = frozenset({_CONST, _VAR, _ADD, _MUL})
 

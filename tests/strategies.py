@@ -2,9 +2,9 @@
 
 The strategies build random index arithmetic the way tensor compilers produce it:
 linear combinations of bounded index variables, divided and reduced by constants (mostly
-positive, sometimes negative), sometimes by variable terms, mixed with ``max``, ``min``
-and comparisons, under floor or truncating semantics. A *box* maps each variable name to
-its inclusive bounds ``(lo, hi)``; every term drawn for a box uses exactly those bounds,
+positive, sometimes negative), sometimes by variable terms, mixed with ``max``, ``min``,
+comparisons and ``ceildiv``, under floor, truncating or Euclidean semantics. A *box* maps
+each variable name to its inclusive bounds ``(lo, hi)``; every term drawn for a box uses exactly those bounds,
 so ``quorem.parse(text, box, semantics)`` rebuilds the same variables.
 
 Unbounded sides (``None``) are only produced when asked for; points are then drawn from
@@ -24,6 +24,7 @@ from quorem.engine import arith
 from quorem.engine.ops import Op, Semantics
 from quorem.engine.term import (
     Term,
+    ceildiv,
     compare,
     const,
     div,
@@ -85,7 +86,7 @@ class Case:
 
 
 def semantics() -> st.SearchStrategy[Semantics]:
-    """Floor or truncating division semantics."""
+    """Floor, truncating or Euclidean division semantics."""
     return st.sampled_from(list(Semantics))
 
 
@@ -179,7 +180,7 @@ def _nonzero(t: Term) -> Term:
 _KINDS: tuple[str, ...] = (
     "add", "add", "sub", "scale", "scale", "mul",
     "div", "div", "div", "mod", "mod", "mod", "div_term", "mod_term",
-    "max", "min", "cmp", "neg", "split", "split_term", "offset",
+    "max", "min", "cmp", "neg", "split", "split_term", "offset", "ceildiv",
 )  # fmt: skip
 _CMP_OPS: tuple[Op, ...] = (Op.LT, Op.LE, Op.EQ, Op.NE)
 
@@ -215,6 +216,8 @@ def _expression(
         return div(sub(), _nonzero(sub(1)), sem)
     if kind == "mod_term":
         return mod(sub(), _nonzero(sub(1)), sem)
+    if kind == "ceildiv":
+        return ceildiv(sub(), const(draw(constant_divisors())))
     if kind == "max":
         return maximum(sub(), sub())
     if kind == "min":
@@ -396,14 +399,36 @@ class SyntaxCase:
         return _eval_ast(self.tree, env, self.semantics)
 
 
+def _euclid_mod(a: int, b: int) -> int:
+    """The Euclidean remainder, from its definition: the floor remainder by ``|b|``."""
+    return a % abs(b)
+
+
+def _euclid_div(a: int, b: int) -> int:
+    """The Euclidean quotient: ``(a - r) / b`` is exact."""
+    quotient, rest = divmod(a - _euclid_mod(a, b), b)
+    assert rest == 0
+    return quotient
+
+
+def _ceil_div(a: int, b: int) -> int:
+    """``ceil(a / b)`` from its definition: the least ``q`` with ``q*b >= a`` (``b > 0``)."""
+    if b < 0:
+        a, b = -a, -b
+    return (a + b - 1) // b
+
+
+_DIVIDE: dict[Semantics, tuple[Callable[[int, int], int], Callable[[int, int], int]]] = {
+    Semantics.FLOOR: (arith.floordiv, arith.floormod),
+    Semantics.TRUNC: (arith.truncdiv, arith.truncmod),
+    Semantics.EUCLID: (_euclid_div, _euclid_mod),
+}
 _BIN_EVAL: dict[type, Callable[[int, int, Semantics], int]] = {
     ast.Add: lambda a, b, s: a + b,
     ast.Sub: lambda a, b, s: a - b,
     ast.Mult: lambda a, b, s: a * b,
-    ast.FloorDiv: lambda a, b, s: (
-        arith.floordiv(a, b) if s is Semantics.FLOOR else arith.truncdiv(a, b)
-    ),
-    ast.Mod: lambda a, b, s: arith.floormod(a, b) if s is Semantics.FLOOR else arith.truncmod(a, b),
+    ast.FloorDiv: lambda a, b, s: _DIVIDE[s][0](a, b),
+    ast.Mod: lambda a, b, s: _DIVIDE[s][1](a, b),
 }
 _CMP_EVAL: dict[type, Callable[[int, int], bool]] = {
     ast.Lt: lambda a, b: a < b,
@@ -420,6 +445,9 @@ _CALL_EVAL: dict[str, Callable[..., int]] = {
     "floormod": arith.floormod,
     "truncdiv": arith.truncdiv,
     "truncmod": arith.truncmod,
+    "eucliddiv": _euclid_div,
+    "euclidmod": _euclid_mod,
+    "ceildiv": _ceil_div,
 }
 
 
@@ -480,7 +508,8 @@ def syntax_cases(draw: st.DrawFn, *, max_depth: int = 4) -> SyntaxCase:
     """Random expression *text* (printed by :func:`ast.unparse`, minimal parentheses).
 
     Uses unary ``+``/``-``, ``+ - * // %``, all six comparisons (never chained), ``max``,
-    ``min`` with two or three arguments and ``floordiv``/``floormod``/``truncdiv``/``truncmod``.
+    ``min`` with two or three arguments and the explicit division functions (``floordiv``,
+    ``floormod``, ``truncdiv``, ``truncmod``, ``eucliddiv``, ``euclidmod``, ``ceildiv``).
     """
     box = draw(boxes(max_vars=3, allow_big=False))
     sem = draw(semantics())

@@ -29,6 +29,14 @@ def division_axioms(a: Any, b: Any, q: Any, r: Any, sem: Semantics) -> list[Any]
     if sem is Semantics.FLOOR:
         rng = z3.If(b > 0, z3.And(r >= 0, r < b), z3.And(r <= 0, r > b))
         return [z3.Implies(b != 0, z3.And(a == b * q + r, rng))]
+    if sem is Semantics.EUCLID:
+        # The remainder is in [0, |b|) whatever the signs (Z3's own div and mod; stated
+        # by purification all the same, so every semantics reaches the solver one way).
+        return [
+            z3.Implies(b != 0, z3.And(a == b * q + r, r >= 0)),
+            z3.Implies(b > 0, r < b),
+            z3.Implies(b < 0, r < -b),
+        ]
     # The remainder takes the numerator's sign and is smaller than |b|: one implication
     # per sign case. The same constraint as nested If-terms, but Z3 proves with it in a
     # fraction of a second what it timed out on with those.
@@ -45,7 +53,9 @@ def proportional_quotient_lemmas(quotients: Sequence[Quotient]) -> list[Any]:
     """Lemmas: two divisions of one semantics with equal ratios ``a/b`` have one quotient.
 
     True for floor and truncation alike (the quotient depends on the rational ``a/b``
-    only), so adding them never changes what is provable, only how fast. Z3 rarely finds
+    only), and for Euclidean division when the divisors have one sign (it rounds ``a/b``
+    down or up by the divisor's sign), so adding them never changes what is provable,
+    only how fast. Z3 rarely finds
     the fact alone when ``a`` and ``b`` are non-linear sums, as in
     ``(g*x) % (g*y) == g*(x % y)``; stated, the ratio test is ring normalization.
     """
@@ -54,6 +64,8 @@ def proportional_quotient_lemmas(quotients: Sequence[Quotient]) -> list[Any]:
         for sem2, a2, b2, q2 in quotients[i + 1 :]:
             if sem1 is sem2:
                 same_ratio = z3.And(b1 != 0, b2 != 0, a1 * b2 == a2 * b1)
+                if sem1 is Semantics.EUCLID:
+                    same_ratio = z3.And(same_ratio, (b1 > 0) == (b2 > 0))
                 lemmas.append(z3.Implies(same_ratio, q1 == q2))
     return lemmas
 
@@ -67,7 +79,8 @@ def monomial_shift_lemmas(
     ``divisions`` are ``(semantics, a, b, q, r)``; ``multiples`` are ``(flag, b, k)``:
     where ``flag`` holds, ``k`` is an exact quotient by ``b`` (``tquotient``). For two
     divisions by ``b`` of one semantics and ``K`` the sum of those ``k`` whose flags hold,
-    ``a0 == a1 + b*K`` gives ``q0 == q1 + K`` and ``r0 == r1`` under floor division, and
+    ``a0 == a1 + b*K`` gives ``q0 == q1 + K`` and ``r0 == r1`` under floor and Euclidean
+    division, and
     under truncation where ``a0`` and ``a1`` have one sign: true facts of integers, so
     adding them never changes what is provable, only how fast (Z3 did not find
     ``(b*k + y) % b == y % b`` alone in minutes).

@@ -170,6 +170,11 @@ class _Encoder:
         self.quotients.append((sem, a, b, q))
         return q, r
 
+    def ceil_quotient(self, a: z3.ArithRef, b: z3.ArithRef) -> z3.ArithRef:
+        """``ceil(a / b)``, stated as ``-floor(-a / b)`` (one purified floor division)."""
+        q, _ = self.divide(-a, b, Semantics.FLOOR)
+        return -q
+
     # ------------------------------------------------------------------- pattern
     def pattern(self, p: Pattern, defined: list[z3.BoolRef]) -> z3.ArithRef:
         if isinstance(p, PTerm | PConst):
@@ -193,6 +198,9 @@ class _Encoder:
             defined.append(b != 0)
             q, r = self.divide(a, b, sem)
             return q if is_div else r
+        if op == "ceildiv":
+            defined.append(b != 0)
+            return self.ceil_quotient(a, b)
         if op == "mul":
             return a * b
         if op == "max":
@@ -422,6 +430,11 @@ class _Encoder:
             _, r = self.divide(n, d, Semantics.FLOOR)
             holds = z3.If(d == 0, n == 0, r == 0)
             return _Val(holds, built, runtime, False)
+        if f == "ceildiv":
+            self.operands(is_term, vals)
+            q = self.ceil_quotient(xs[0], xs[1])
+            self.divisor_condition(xs[1] != 0, vals[1], built, runtime, is_term)
+            return self.node(_Val(q, built, runtime, is_term))
         is_div, sem = DIVISION_FUNCTIONS[f]
         self.operands(is_term, vals)
         q, r = self.divide(xs[0], xs[1], sem)

@@ -168,6 +168,12 @@ def _truncdiv(a: Any, b: Any) -> Any:
     return z3.If((a >= 0) == (b > 0), mag, -mag)
 
 
+def _euclidmod(a: Any, b: Any) -> Any:
+    # The Euclidean remainder is the floor remainder by |b| (stated by |b|, Z3 decides it).
+    mag = z3.If(b > 0, b, -b)
+    return a - mag * (a / mag)
+
+
 def _cmp(cond: Any) -> Any:
     return z3.If(cond, z3.IntVal(1), z3.IntVal(0))
 
@@ -179,6 +185,10 @@ _BINARY: Final[dict[str, tuple[Callable[..., iv.Range], Callable[[Any, Any], Any
     "floormod": (iv.floormod_range, lambda x, y: x - y * _floordiv(x, y), True),
     "truncdiv": (iv.truncdiv_range, _truncdiv, True),
     "truncmod": (iv.truncmod_range, lambda x, y: x - y * _truncdiv(x, y), True),
+    # Z3's own integer division and remainder are Euclidean.
+    "eucliddiv": (iv.eucliddiv_range, lambda x, y: x / y, True),
+    "euclidmod": (iv.euclidmod_range, _euclidmod, True),
+    "ceildiv": (iv.ceildiv_range, lambda x, y: -_floordiv(-x, y), True),
     "max": (iv.max_range, lambda x, y: z3.If(x >= y, x, y), False),
     "min": (iv.min_range, lambda x, y: z3.If(x <= y, x, y), False),
     "lt": (lambda a, b: iv.compare_range(True, a, b), lambda x, y: _cmp(x < y), False),
@@ -190,7 +200,7 @@ _BINARY: Final[dict[str, tuple[Callable[..., iv.Range], Callable[[Any, Any], Any
 
 @dataclasses.dataclass
 class IntervalProof:
-    """The verdict for one transfer function: ``proven`` or ``unsound`` (with a case)."""
+    """The verdict for one transfer function: ``proven``, ``unsound`` (a case) or ``unknown``."""
 
     op: str
     status: str
@@ -228,7 +238,7 @@ def _prove_binary(op: str) -> IntervalProof:
             paths += 1
             bad = _violation(facts + ex.path, meaning(x, y), lo, hi)
             if bad is not None:
-                return IntervalProof(op, "unsound", paths, time.perf_counter() - start, bad)
+                return _failed(op, bad, paths, start)
             if not ex.next_run():
                 break
     return IntervalProof(op, "proven", paths, time.perf_counter() - start)
@@ -236,6 +246,17 @@ def _prove_binary(op: str) -> IntervalProof:
 
 def _wrap(v: Any, ex: _Explorer) -> _Sym | None:
     return None if v is None else _Sym(v, ex)
+
+
+_UNDECIDED: Final[dict[str, int]] = {}  # _violation's answer when the solver gave up
+
+
+def _failed(name: str, bad: dict[str, int], paths: int, start: float) -> IntervalProof:
+    """The verdict for a path that escaped its range: ``unknown`` if Z3 gave up on it."""
+    seconds = time.perf_counter() - start
+    if bad is _UNDECIDED:
+        return IntervalProof(name, "unknown", paths, seconds)
+    return IntervalProof(name, "unsound", paths, seconds, bad)
 
 
 def _violation(facts: list[Any], value: Any, lo: Any, hi: Any) -> dict[str, int] | None:
@@ -253,7 +274,7 @@ def _violation(facts: list[Any], value: Any, lo: Any, hi: Any) -> dict[str, int]
     if answer == z3.unsat:
         return None
     if answer == z3.unknown:
-        return {"unknown": 1}
+        return _UNDECIDED
     m = s.model()
     return {str(d): m[d].as_long() for d in m.decls() if d.arity() == 0 and z3.is_int_value(m[d])}
 
@@ -284,7 +305,7 @@ def _prove_add(n: int) -> IntervalProof:
             paths += 1
             bad = _violation(facts + ex.path, value, lo, hi)
             if bad is not None:
-                return IntervalProof(f"add/{n}", "unsound", paths, time.perf_counter() - start, bad)
+                return _failed(f"add/{n}", bad, paths, start)
             if not ex.next_run():
                 break
     return IntervalProof(f"add/{n}", "proven", paths, time.perf_counter() - start)
@@ -300,13 +321,27 @@ class _FakeTerm:
     arg: Any = None
 
 
-def _prove_term_fast_division(is_div: bool) -> IntervalProof:
-    """``term._floor_by_positive_const``: the engine's shortcut for ``x // d``, ``x % d``."""
-    op = Op.FLOORDIV if is_div else Op.FLOORMOD
-    name = "term-fast-floordiv" if is_div else "term-fast-floormod"
+_FAST_DIVISIONS: Final = {
+    "term-fast-floordiv": Op.FLOORDIV,
+    "term-fast-floormod": Op.FLOORMOD,
+    "term-fast-eucliddiv": Op.EUCLIDDIV,
+    "term-fast-euclidmod": Op.EUCLIDMOD,
+}
+
+
+def _prove_term_fast_division(name: str) -> IntervalProof:
+    """``term._floor_by_positive_const``: the engine's shortcut for ``x // d``, ``x % d``.
+
+    Floor and Euclidean division take it alike; each is proven against its own meaning.
+    """
+    op = _FAST_DIVISIONS[name]
+    is_div = op in (Op.FLOORDIV, Op.EUCLIDDIV)
     start = time.perf_counter()
     x, d = z3.Int("x"), z3.Int("d")
-    meaning = _floordiv(x, d) if is_div else x - d * _floordiv(x, d)
+    if op in (Op.FLOORDIV, Op.FLOORMOD):
+        meaning = _floordiv(x, d) if is_div else x - d * _floordiv(x, d)
+    else:  # Z3's own division is Euclidean
+        meaning = x / d if is_div else x - d * (x / d)
     paths = 0
     for ends in itertools.product((True, False), repeat=2):
         facts, lo, hi = _range_facts("a", ends, x)
@@ -321,7 +356,7 @@ def _prove_term_fast_division(is_div: bool) -> IntervalProof:
             if got is not None:
                 bad = _violation(facts + ex.path, meaning, got[0], got[1])
                 if bad is not None:
-                    return IntervalProof(name, "unsound", paths, time.perf_counter() - start, bad)
+                    return _failed(name, bad, paths, start)
             if not ex.next_run():
                 break
     return IntervalProof(name, "proven", paths, time.perf_counter() - start)
@@ -351,8 +386,7 @@ def _prove_term_sum(n: int) -> IntervalProof:
             paths += 1
             bad = _violation(facts + ex.path, value, lo_r, hi_r)
             if bad is not None:
-                label = f"term-sum/{n}"
-                return IntervalProof(label, "unsound", paths, time.perf_counter() - start, bad)
+                return _failed(f"term-sum/{n}", bad, paths, start)
             if not ex.next_run():
                 break
     return IntervalProof(f"term-sum/{n}", "proven", paths, time.perf_counter() - start)
@@ -362,15 +396,14 @@ def interval_obligations(max_addends: int = 2) -> list[str]:
     """The names of the transfer functions to prove, one obligation each.
 
     Each function of :mod:`quorem.engine.interval`, and the fast paths
-    :mod:`quorem.engine.term` uses instead of them for sums and for floor division by a
-    positive constant.
+    :mod:`quorem.engine.term` uses instead of them for sums and for floor (and Euclidean)
+    division by a positive constant.
     """
     sums = range(1, max_addends + 1)
     return [
         *_BINARY,
         *[f"add/{n}" for n in sums],
-        "term-fast-floordiv",
-        "term-fast-floormod",
+        *_FAST_DIVISIONS,
         *[f"term-sum/{n}" for n in sums],
     ]
 
@@ -383,6 +416,6 @@ def prove_interval(name: str) -> IntervalProof:
         return _prove_add(int(name[4:]))
     if name.startswith("term-sum/"):
         return _prove_term_sum(int(name[9:]))
-    if name in ("term-fast-floordiv", "term-fast-floormod"):
-        return _prove_term_fast_division(name == "term-fast-floordiv")
+    if name in _FAST_DIVISIONS:
+        return _prove_term_fast_division(name)
     raise ValueError(f"no interval obligation named {name!r}")

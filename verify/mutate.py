@@ -8,7 +8,8 @@ that is *almost* right. Every rule yields mutants (:func:`mutants`):
 * **literal**: each integer literal of the pattern, lets, guard and rewrite moved by +1
   and by -1, one occurrence per mutant (this includes the implicit coefficient 1 of a
   bare sum addend, which is a literal of the rule's syntax tree);
-* **semantics**: a rule stated for floor only restated for trunc, and vice versa.
+* **semantics**: the rule restated for each semantics (floor, trunc, euclid) it is not
+  stated for.
 
 Each mutant's ``equivalence`` and ``int64`` obligations are proven (:func:`classify`)
 and it is
@@ -80,7 +81,6 @@ NEVER_FIRES: Final = "proven (never fires)"
 _SOUND: Final = frozenset({*PROVEN_STATUSES, NEVER_FIRES})
 VERDICTS: Final = (KILLED, SURVIVED, UNKNOWN)
 _FIELDS: Final = ("pattern", "lets", "guard", "rewrite")
-_SWITCH: Final = {Semantics.FLOOR: Semantics.TRUNC, Semantics.TRUNC: Semantics.FLOOR}
 
 T = TypeVar("T")
 
@@ -300,12 +300,19 @@ def _literal_mutants(rule: Rule) -> list[Mutant]:
 
 
 def _semantics_mutants(rule: Rule) -> list[Mutant]:
-    if len(rule.semantics) != 1:
-        return []  # stated for both, or for none ('any'): nothing to switch
-    (sem,) = rule.semantics
-    other = _SWITCH[sem]
-    desc = f"semantics {sem.value} -> {other.value}"
-    return [_mutant("semantics", desc, dataclasses.replace(rule, semantics=(other,)))]
+    """The rule restated for each semantics it is not stated for (none for 'any')."""
+    if not rule.semantics:
+        return []
+    stated = ", ".join(sem.value for sem in rule.semantics)
+    return [
+        _mutant(
+            "semantics",
+            f"semantics {stated} -> {other.value}",
+            dataclasses.replace(rule, semantics=(other,)),
+        )
+        for other in Semantics
+        if other not in rule.semantics
+    ]
 
 
 def mutants(rule: Rule) -> list[Mutant]:

@@ -10,7 +10,9 @@ subterm that occurs twice counts twice):
    than its pattern matched, so every other rule keeps it; a rule that merges clauses
    (``0 <= x - y*5 and x - y*5 < 5 => y == x // 5``) lowers it, and may then add a
    division.
-1. **div/mod count** ``D``: the number of ``//`` and ``%`` nodes (floor and truncating).
+1. **div/mod count** ``D``: the number of ``//`` and ``%`` nodes (floor, truncating and
+   Euclidean), with ``ceildiv`` counting 2 (it is ``-((-a) // b)``), so that stating a
+   ceiling division as a floor one (``ceildiv(x, 4) => (x + 3) // 4``) decreases it.
 2. **divisor magnitude** ``V``: the sum over the ``//`` and ``%`` nodes of their divisor's
    weight: ``|c_1| + ... + |c_n| + |k|`` for the divisor seen as a canonical sum
    ``c_1*t_1 + ... + c_n*t_n + k``, which is ``|d|`` for a constant ``d``
@@ -245,7 +247,10 @@ _LINK_PREFIX: Final = "_m"  # names of the rewrite's constant sub-expressions (n
 # starts with '_', so they cannot clash)
 _SEQ_KINDS: Final = (NameKind.SEQ_CONST, NameKind.SEQ_TERM)
 _TERM_KINDS: Final = (NameKind.TERM, NameKind.SEQ_TERM)
-_DIVISION_FUNCS: Final = frozenset({"floordiv", "floormod", "truncdiv", "truncmod"})
+_DIVISION_FUNCS: Final = frozenset(
+    {"floordiv", "floormod", "truncdiv", "truncmod", "eucliddiv", "euclidmod", "ceildiv"}
+)
+_CEILDIV_WEIGHT: Final = 2  # ceildiv's weight in D: a floor division, negated twice
 _COMPARISON_PATTERNS: Final = frozenset({"lt", "le", "eq", "ne"})
 _JUNCTION_PATTERNS: Final = frozenset({"and", "or"})
 _LETTERS: Final = "JDVPNQ"  # the measure unknowns' names, one per component
@@ -283,8 +288,8 @@ def _node_measure(u: Term, kids: list[Measure]) -> Measure:
         j += 1
     if op in COMPARISONS:
         q += _comparison_weight(u)
-    if op in DIVISION_OPS:
-        d += 1
+    if op in DIVISION_OPS or op is Op.CEILDIV:
+        d += _CEILDIV_WEIGHT if op is Op.CEILDIV else 1
         divisor = u.args[1]
         if divisor.is_const:
             mag = abs(divisor.value)
@@ -356,7 +361,7 @@ def term_nodes(t: Term, memo: dict[Term, Counter[Element]] | None = None) -> Cou
 def _local_components(u: Term) -> tuple[int, int, int, int]:
     if u.op in COMPARISONS:
         return (0, 0, 0, _comparison_weight(u))
-    if u.op not in DIVISION_OPS:
+    if u.op not in DIVISION_OPS and u.op is not Op.CEILDIV:
         return (0, 0, 0, 0)
     pairs, k = u.args[0].addends()
     entries = len(pairs) + int(k != 0)
@@ -859,7 +864,8 @@ class _Measurer:
                 self.nodes.append(
                     _Node(f"{p.op}", depth, weight, misplaced, self.pattern_entries(num))
                 )
-                return _vplus(kids, (0, 1, weight, misplaced, _OP_WEIGHT, 0))
+                d = _CEILDIV_WEIGHT if p.op == "ceildiv" else 1
+                return _vplus(kids, (0, d, weight, misplaced, _OP_WEIGHT, 0))
             if p.op in _COMPARISON_PATTERNS:
                 compared = _plus(
                     *(_plus(self.pattern_weight(c), self.pattern_mixed(c)) for c in p.children)
@@ -1028,7 +1034,7 @@ class _Measurer:
             for v in vals[1:]:
                 acc = self.node(e.func, acc, v, e.func)
             return acc
-        op = "div" if e.func.endswith("div") else "mod"
+        op = "ceildiv" if e.func == "ceildiv" else ("div" if e.func.endswith("div") else "mod")
         return self.node(op, vals[0], vals[1], e.func)
 
     def quotient(self, e: Call, index: int | None) -> _Sum:
@@ -1116,7 +1122,7 @@ class _Measurer:
             )
             self.nodes.append(_Node(base.op, depth, 0, 0, 0, compared))
             return _vplus(kids, (0, 0, 0, 0, _OP_WEIGHT, compared))
-        if base.op not in ("div", "mod"):
+        if base.op not in ("div", "mod", "ceildiv"):
             self.nodes.append(_Node(base.op, depth, 0, 0, 0))
             junction = int(base.op in _JUNCTION_PATTERNS)
             return _vplus(kids, (junction, 0, 0, 0, _OP_WEIGHT, 0))
@@ -1124,7 +1130,8 @@ class _Measurer:
         weight = self.rewrite_divisor(den)
         misplaced = self.rewrite_misplaced(num, den)
         self.nodes.append(_Node(base.op, depth, weight, misplaced, self.rewrite_entries(num)))
-        return _vplus(kids, (0, 1, weight, misplaced, _OP_WEIGHT, 0))
+        d = _CEILDIV_WEIGHT if base.op == "ceildiv" else 1
+        return _vplus(kids, (0, d, weight, misplaced, _OP_WEIGHT, 0))
 
     def rewrite_entries(self, num: _Sum) -> _Z:
         """An upper bound of the non-zero entries of the canonical numerator ``num`` builds.

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import z3
-from quorem.engine.ops import Op, Semantics
+from quorem.engine.ops import DIVISION_OPS, QUOTIENT_OPS, SEMANTICS_OF, Op, Semantics
 from quorem.engine.rewrite import Step
 from quorem.engine.term import Term
 from quorem.engine.walk import nodes
@@ -79,7 +79,7 @@ class _Translator:
 
     def collect_divisors(self, root: Term, defined: list[Any]) -> None:
         for t in nodes(root):
-            if t.op in (Op.FLOORDIV, Op.FLOORMOD, Op.TRUNCDIV, Op.TRUNCMOD):
+            if t.op in DIVISION_OPS or t.op is Op.CEILDIV:
                 defined.append(self.values[t.args[1]] != 0)
 
     def node(self, t: Term, defined: list[Any]) -> Any:
@@ -96,10 +96,12 @@ class _Translator:
         if op is Op.MUL:
             return z3.Product(*args)
         a, b = args
-        if op in (Op.FLOORDIV, Op.FLOORMOD, Op.TRUNCDIV, Op.TRUNCMOD):
-            sem = Semantics.FLOOR if op in (Op.FLOORDIV, Op.FLOORMOD) else Semantics.TRUNC
-            q, r = self.divide(a, b, sem)
-            return q if op in (Op.FLOORDIV, Op.TRUNCDIV) else r
+        if op in DIVISION_OPS:
+            q, r = self.divide(a, b, SEMANTICS_OF[op])
+            return q if op in QUOTIENT_OPS else r
+        if op is Op.CEILDIV:  # ceil(a / b) == -floor(-a / b)
+            q, _ = self.divide(-a, b, Semantics.FLOOR)
+            return -q
         if op is Op.MAX:
             return z3.If(a >= b, a, b)
         if op is Op.MIN:
