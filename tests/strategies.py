@@ -4,8 +4,8 @@ The strategies build random index arithmetic the way tensor compilers produce it
 linear combinations of bounded index variables, divided and reduced by constants (mostly
 positive, sometimes negative), sometimes by variable terms, mixed with ``max``, ``min``,
 comparisons and ``ceildiv``, under floor, truncating or Euclidean semantics. A *box* maps
-each variable name to its inclusive bounds ``(lo, hi)``; every term drawn for a box uses exactly those bounds,
-so ``quorem.parse(text, box, semantics)`` rebuilds the same variables.
+each variable name to its inclusive bounds ``(lo, hi)``; every term drawn for a box uses
+exactly those bounds, so ``quorem.parse(text, box, semantics)`` rebuilds the same variables.
 
 Unbounded sides (``None``) are only produced when asked for; points are then drawn from
 a finite window next to the bounded side (or around zero), so terms can still be
