@@ -9,9 +9,10 @@ edges where a rule must stop applying. A module defines::
 and builds each case with :func:`class_case`. Families are found by listing this package
 (no registry to edit); ``python -m benchmarks.corpora --families <family>`` writes
 ``benchmarks/corpora/<family>.jsonl``, and ``tests/test_class_corpora.py`` checks every
-family: at least 40 cases, floor and trunc, every output equal to its input at every
-point of the box where the case's ``given`` conditions hold (exhaustively on small
-boxes), and the expected form reached on at least 99% of the cases.
+family: at least 40 cases, in floor and trunc (or the module's ``SEMANTICS``), every
+output equal to its input at every point of the box where the case's ``given``
+conditions hold (exhaustively on small boxes), and the expected form reached on at least
+99% of the cases.
 
 A case's ``expected`` is the text of the form a peer reaches (or better); it is reached
 when quorem's result is that term (the same interned term, parsed with the case's
@@ -33,6 +34,7 @@ __all__ = [
     "class_case",
     "class_cases",
     "class_families",
+    "class_semantics",
     "cycle_templates",
     "distinct_per_kind",
     "no_given",
@@ -87,6 +89,16 @@ def class_families() -> tuple[str, ...]:
     return tuple(sorted(m.name for m in pkgutil.iter_modules(__path__) if not m.ispkg))
 
 
+def class_semantics(family: str) -> tuple[str, ...]:
+    """The semantics the cases of ``family`` are stated in: its module's ``SEMANTICS``,
+    floor and trunc unless it says otherwise (Halide's cases are Euclidean only)."""
+    if family not in class_families():
+        raise ValueError(f"unknown class family {family!r}")
+    module = importlib.import_module(f"{__name__}.{family}")
+    found: tuple[str, ...] = getattr(module, "SEMANTICS", ("floor", "trunc"))
+    return found
+
+
 def class_cases(family: str, rng: random.Random) -> Iterator[ClassCase]:
     """The cases of class ``family`` drawn from ``rng``."""
     if family not in class_families():
@@ -101,17 +113,22 @@ Template = Callable[[random.Random, str], tuple[str, Mapping[str, tuple[int, int
 
 
 def cycle_templates(
-    family: str, templates: Sequence[Template], draws: int, rng: random.Random
+    family: str,
+    templates: Sequence[Template],
+    draws: int,
+    rng: random.Random,
+    *,
+    semantics: Sequence[str] = ("floor", "trunc"),
 ) -> Iterator[ClassCase]:
-    """``draws`` draws cycling through ``templates``, each drawn for floor, then trunc."""
+    """``draws`` draws cycling through ``templates``, each drawn for each of ``semantics``."""
     for index in range(draws):
         template = templates[index % len(templates)]
-        for semantics in ("floor", "trunc"):
-            expr, bounds, expected, source = template(rng, semantics)
+        for semantics_name in semantics:
+            expr, bounds, expected, source = template(rng, semantics_name)
             yield class_case(
                 family,
                 index,
-                semantics,
+                semantics_name,
                 expr=expr,
                 bounds=bounds,
                 expected=expected,
