@@ -31,6 +31,7 @@ from quorem.engine.rule import Rule
 from quorem.engine.ruleset import RuleSet, default_ruleset
 from quorem.engine.term import (
     Term,
+    ceildiv,
     check_one_name,
     compare,
     conjunction,
@@ -65,6 +66,7 @@ __all__ = [
     "Term",
     "TermError",
     "VariableClashError",
+    "ceildiv",
     "compare",
     "conjunction",
     "const",

@@ -139,13 +139,28 @@ def _expand(t: Term, semantics: Semantics) -> list[Item]:
     if op is Op.AND or op is Op.OR:
         # The chain nests to the right: its right operand needs no parentheses.
         level = _AND if op is Op.AND else _OR
-        return [(a, level + 1), " and " if op is Op.AND else " or ", (b, level)]
+        if b.op is not op:
+            b = _truth_operand(b)
+        return [(_truth_operand(a), level + 1), " and " if op is Op.AND else " or ", (b, level)]
     if op in _CMP_TEXT:
         return [(a, _CMP + 1), f" {_CMP_TEXT[op]} ", (b, _CMP + 1)]
     if op in SEMANTICS_OF and SEMANTICS_OF[op] is semantics:
         sym = "//" if op in QUOTIENT_OPS else "%"
         return [(a, _PROD), sym, (b, _PROD + 1)]
     return [f"{_FUNC_TEXT[op]}(", (a, 0), ", ", (b, 0), ")"]
+
+
+def _truth_operand(clause: Term) -> Term:
+    """A clause of ``and``/``or`` as written: ``u`` for ``u != 0``.
+
+    The chain stores each clause as its 0/1 truth value, and parsing ``u`` there gives
+    ``u != 0`` back.
+    """
+    if clause.op is Op.NE:
+        u, zero = clause.args
+        if zero.op is Op.CONST and zero.arg == 0 and u.op not in (Op.AND, Op.OR):
+            return u
+    return clause
 
 
 def _scaled(atom: Term, coeff: int) -> list[Item]:

@@ -1033,8 +1033,9 @@ def _junction(op: Op, items: Iterable[Term]) -> Term:
     """The canonical conjunction (``op`` AND) or disjunction (OR) of ``items``.
 
     A clause decided by its range is dropped (true in a conjunction, false in a
-    disjunction) or decides the whole; a clause and its negation decide it too. One
-    clause left is the clause itself when it is 0/1-valued, else ``clause != 0``.
+    disjunction) or decides the whole; a clause and its negation decide it too. Each
+    clause is kept 0/1-valued (``clause != 0`` where it is not), so one clause left is
+    the result itself.
     """
     conj = op is _AND
     stack = list(items)
@@ -1049,6 +1050,15 @@ def _junction(op: Op, items: Iterable[Term]) -> Term:
         elif _known_true(t):
             if not conj:
                 return const(1)
+        elif not _is_boolean(t):
+            # A clause stands for its truth value, and is stored as one: ``y or y - 4``
+            # is ``y != 0 or y != 4`` however it was built (whole, or a pair at a time,
+            # where the pair ``y or y`` is already ``y != 0``).
+            stack.append(compare(_NE, t, const(0)))
+        elif (
+            t.op is _NE and _is_boolean(t.args[0]) and t.args[1].op is _CONST and t.args[1].arg == 0
+        ):
+            stack.append(t.args[0])  # u != 0 is u itself for a 0/1-valued u
         else:
             seen[t] = None
     for t in seen:
@@ -1058,8 +1068,7 @@ def _junction(op: Op, items: Iterable[Term]) -> Term:
         return const(1 if conj else 0)
     clauses = _sorted(seen)
     if len(clauses) == 1:
-        only = clauses[0]
-        return only if _is_boolean(only) else compare(_NE, only, const(0))
+        return clauses[0]
     acc = clauses[-1]
     for c in reversed(clauses[:-1]):
         acc = _make_binary(op, c, acc)

@@ -74,6 +74,10 @@ def reached(case: Mapping[str, Any], out: quorem.Term) -> bool:
     return count_divmod(out) <= count_divmod(want) and tree_size(out) <= tree_size(want)
 
 
+def _text(case: Mapping[str, Any], out: quorem.Term) -> str:
+    return quorem.to_text(out, quorem.Semantics(case["semantics"]))
+
+
 @pytest.mark.parametrize("family", corpora.CLASSES)
 def test_class_corpus(family: str) -> None:
     path = COMMITTED / f"{family}.jsonl"
@@ -95,6 +99,6 @@ def test_class_corpus(family: str) -> None:
                 assert _value(out, point) == want, (case["id"], point, quorem.to_text(out))
         if not reached(case, out):
             misses.append(
-                f"{case['id']}: {case['expr']} -> {quorem.to_text(out)}, want {case['expected']}"
+                f"{case['id']}: {case['expr']} -> {_text(case, out)}, want {case['expected']}"
             )
     assert len(misses) <= (1 - REACHED) * len(lines), "\n".join(misses)

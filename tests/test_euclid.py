@@ -7,6 +7,7 @@ rest on, against definitions written here independently of ``quorem.engine.arith
 from __future__ import annotations
 
 import itertools
+import json
 import re
 from pathlib import Path
 
@@ -16,6 +17,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from quorem.engine import arith
 from quorem.engine import interval as iv
+from quorem.engine.cli import main
 from quorem.engine.errors import ParseError, TermError
 from quorem.engine.ops import Op, Semantics
 from quorem.engine.term import ceildiv, const, div, mod, var
@@ -191,3 +193,27 @@ def test_readme_table_states_the_three_meanings() -> None:
             term = quorem.parse(f"{a} {op.group(2)} ({b})", {}, sem)
             assert int(values[i].replace("\u2212", "-")) == quorem.evaluate(term, {}), (sem, op[0])
     assert rows == 3
+
+
+def test_command_line_reads_and_prints_euclid(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``--semantics euclid`` and a batch line's ``"semantics": "euclid"`` mean Euclid."""
+    status = main(
+        ["simplify", "x // -4 + ceildiv(x, 4)", "--var", "x=-9:9", "--semantics", "euclid"]
+    )
+    out = capsys.readouterr().out.strip()
+    assert status == 0
+    box = {"x": (-9, 9)}
+    printed = quorem.parse(out, box, "euclid")
+    original = quorem.parse("x // -4 + ceildiv(x, 4)", box, "euclid")
+    for x in range(-9, 10):
+        assert quorem.evaluate(printed, {"x": x}) == quorem.evaluate(original, {"x": x})
+    batch = tmp_path / "in.jsonl"
+    line = {"id": "e", "vars": {"x": [-9, 9]}, "expr": "x % -4", "semantics": "euclid"}
+    batch.write_text(json.dumps(line) + "\n", encoding="utf-8")
+    assert main(["simplify", "--batch", str(batch)]) == 0
+    (record,) = [json.loads(x) for x in capsys.readouterr().out.splitlines()]
+    got = quorem.parse(record["output"], box, "euclid")
+    for x in range(-9, 10):
+        assert quorem.evaluate(got, {"x": x}) == x % 4

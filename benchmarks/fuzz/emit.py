@@ -55,7 +55,7 @@ class Emit(Target):
             items.append({
                 "tree": tree,
                 "vars": {n: list(b) for n, b in gen.bounds.items()},
-                "semantics": rng.choice(("floor", "trunc")),
+                "semantics": rng.choice(("floor", "trunc", "euclid")),
                 "simplify": rng.random() < 0.6,
                 "points": random_points(rng, dict(gen.bounds), 5),
             })  # fmt: skip

@@ -28,7 +28,7 @@ from benchmarks.fuzz.terms import (
     uses_semantics,
 )
 
-_SEMANTICS: Final = {"floor": Semantics.FLOOR, "trunc": Semantics.TRUNC}
+_SEMANTICS: Final = {s.value: s for s in Semantics}
 _RANGE_CHECK_POINTS: Final = 3
 
 
@@ -54,7 +54,7 @@ def _roundtrip(t: Term, bounds: Bounds, sem: Semantics, what: str) -> None:
 
 
 class ExprSoundness(Target):
-    """Random trees simplified under floor and trunc, checked against evaluation.
+    """Random trees simplified under floor, trunc and euclid, checked against evaluation.
 
     A case is a tree (see :mod:`benchmarks.fuzz.terms`), its variables' bounds, the
     points to evaluate at, and ``via``: ``"term"`` builds the term with the API,
@@ -86,7 +86,7 @@ class ExprSoundness(Target):
     def check(self, case: Case) -> int:
         tree: Tree = case["tree"]
         bounds = _bounds_of(case)
-        sems = ("floor", "trunc") if uses_semantics(tree) else ("floor",)
+        sems = ("floor", "trunc", "euclid") if uses_semantics(tree) else ("floor",)
         for s in sems:
             sem = _SEMANTICS[s]
             t = build(tree, bounds, sem)
@@ -191,7 +191,8 @@ _HOSTILE_NAMES: Final = (
 )  # fmt: skip
 _TOKENS: Final = (
     "x", "y", "1", "0", "-", "+", "*", "//", "%", "(", ")", ",", "max(", "min(", "<", "<=",
-    ">", ">=", "==", "!=", "floordiv(", "truncmod(", "0x", "1_000", "__", " ", "\t", "\n",
+    ">", ">=", "==", "!=", "floordiv(", "truncmod(", "eucliddiv(", "ceildiv(", "0x", "1_000",
+    "__", " ", "\t", "\n",
     "**", "/", "!", "=", "and", "not", "9" * 40, "-" * 5, "#", "'", '"', "\\", "\x00",
     "\uff11", "²", "٣", "e", "1e3", ".", "@", ";", "[", "]",
 )  # fmt: skip
@@ -241,7 +242,7 @@ class ExprText(Target):
         return {
             "text": text,
             "vars": {n: list(b) for n, b in bounds.items()},
-            "semantics": rng.choice(("floor", "trunc")),
+            "semantics": rng.choice(("floor", "trunc", "euclid")),
         }
 
     def check(self, case: Case) -> int:
@@ -313,7 +314,7 @@ def random_batch_line(rng: random.Random) -> str:
         "id": str(rng.randint(0, 999)),
         "vars": {n: list(b) for n, b in gen.bounds.items()},
         "expr": expr,
-        "semantics": rng.choice(("floor", "trunc")),
+        "semantics": rng.choice(("floor", "trunc", "euclid")),
     }
     if pick < 0.35:
         return json.dumps(record)
@@ -349,7 +350,7 @@ class BatchJson(Target):
         lines = [random_batch_line(rng) for _ in range(rng.randint(1, 3))]
         if rng.random() < 0.05:
             lines.append("")
-        return {"text": "\n".join(lines), "semantics": rng.choice(("floor", "trunc"))}
+        return {"text": "\n".join(lines), "semantics": rng.choice(("floor", "trunc", "euclid"))}
 
     def check(self, case: Case) -> int:
         from quorem.engine.cli import run_batch  # noqa: PLC0415

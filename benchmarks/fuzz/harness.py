@@ -77,7 +77,7 @@ class Target:
         from quorem.engine.ruleset import constraint_ruleset  # noqa: PLC0415
 
         constraint_ruleset()
-        for sem in ("floor", "trunc"):
+        for sem in ("floor", "trunc", "euclid"):
             for text in ("(x*4 + y)//4 + (x*4 + y)%4 + max(x, y) + (x < y) + x*y",
                          "((x + 3)//8)//2 + (x % 16) % 4"):  # fmt: skip
                 quorem.simplify(quorem.parse(text, {"x": (0, 99), "y": (-9, 9)}, sem))

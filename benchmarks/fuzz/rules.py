@@ -22,7 +22,8 @@ _FIELD_RE: Final = re.compile(r"^  (doc|semantics|phase|pattern|let|guard|rewrit
 _GUARD_WORDS: Final = (
     "vmin(x)", "vmax(y)", "N", "M", "C", "D", "K", "0", "-1", "2**63", "9223372036854775807",
     "gcd(K, D)", "divides(N, M)", "fits_int64(x)", "abs(N)", "sum(K*t)", "all(K > 0)",
-    "any(K < 0)", "floordiv(C, D)", "truncmod(C, D)", "x // N", "x % 0", "and", "or", "not",
+    "any(K < 0)", "floordiv(C, D)", "truncmod(C, D)", "euclidmod(C, D)", "ceildiv(x, N)",
+    "x // N", "x % 0", "and", "or", "not",
     "max(N, M)", "min(N, M)", "==", "<", "<=", "!=", "(", ")", "y",
 )  # fmt: skip
 _PATTERNS: Final = (
@@ -73,7 +74,8 @@ def _structural(rng: random.Random, blocks: list[str]) -> list[str]:
         b = re.sub(rf"(?m)^  {word}:.*$", f"  {word}:   {new}", b, count=1)
     elif pick < 0.65:
         b = re.sub(r"(?m)^  semantics:.*$",
-                   "  semantics: " + rng.choice(("floor", "trunc", "any", "floor, trunc", "")),
+                   "  semantics: " + rng.choice(("floor", "trunc", "euclid", "any", "floor, trunc",
+                                                 "floor, euclid", "")),
                    b, count=1)  # fmt: skip
     elif pick < 0.72:
         b = b.replace(

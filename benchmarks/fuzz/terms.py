@@ -7,14 +7,15 @@ A tree is JSON data, so a failing case is stored and replayed as is:
 * ``[op, a, b]`` for ``op`` in :data:`BINARY`, ``["neg", a]``, ``["not", a]``.
 
 ``//`` and ``%`` mean the division of the semantics the tree is built for; ``fd``,
-``fm``, ``td``, ``tm`` are the explicit ``floordiv``, ``floormod``, ``truncdiv`` and
-``truncmod``. The evaluator here is independent of the engine's (its own division
-functions), so that a wrong canonical form at build time is caught as well as a wrong
-rewrite.
+``fm``, ``td``, ``tm``, ``ed``, ``em`` are the explicit ``floordiv``, ``floormod``,
+``truncdiv``, ``truncmod``, ``eucliddiv`` and ``euclidmod``, and ``cd`` is ``ceildiv``.
+The evaluator here is independent of the engine's (its own division functions), so that
+a wrong canonical form at build time is caught as well as a wrong rewrite.
 """
 
 from __future__ import annotations
 
+import functools
 import random
 from collections.abc import Callable, Mapping
 from typing import Any, Final
@@ -29,11 +30,19 @@ I31: Final = 2**31
 I63: Final = 2**63
 
 BINARY: Final = (
-    "+", "-", "*", "//", "%", "fd", "fm", "td", "tm",
+    "+", "-", "*", "//", "%", "fd", "fm", "td", "tm", "ed", "em", "cd",
     "max", "min", "<", "<=", ">", ">=", "==", "!=", "and", "or",
 )  # fmt: skip
-DIVISIONS: Final = frozenset({"//", "%", "fd", "fm", "td", "tm"})
-_FUNC_NAME: Final = {"fd": "floordiv", "fm": "floormod", "td": "truncdiv", "tm": "truncmod"}
+DIVISIONS: Final = frozenset({"//", "%", "fd", "fm", "td", "tm", "ed", "em", "cd"})
+_FUNC_NAME: Final = {
+    "fd": "floordiv",
+    "fm": "floormod",
+    "td": "truncdiv",
+    "tm": "truncmod",
+    "ed": "eucliddiv",
+    "em": "euclidmod",
+    "cd": "ceildiv",
+}
 _PREC: Final = {"<": 1, "<=": 1, ">": 1, ">=": 1, "==": 1, "!=": 1, "+": 2, "-": 2}
 _PREC.update({"*": 3, "//": 3, "%": 3, "or": -2, "and": -1})
 _CMP: Final = frozenset({"<", "<=", ">", ">=", "==", "!="})
@@ -68,6 +77,19 @@ def truncmod(a: int, b: int) -> int:
     return a - b * truncdiv(a, b)
 
 
+def euclidmod(a: int, b: int) -> int:
+    # The remainder of |b| rounding down is in [0, |b|), which defines Euclid's.
+    return floormod(a, abs(b))
+
+
+def eucliddiv(a: int, b: int) -> int:
+    return (a - euclidmod(a, b)) // b  # exact
+
+
+def ceildiv(a: int, b: int) -> int:
+    return -floordiv(-a, b)
+
+
 _ARITH: Final[dict[str, Callable[[int, int], int]]] = {
     "+": lambda a, b: a + b,
     "-": lambda a, b: a - b,
@@ -76,6 +98,9 @@ _ARITH: Final[dict[str, Callable[[int, int], int]]] = {
     "fm": floormod,
     "td": truncdiv,
     "tm": truncmod,
+    "ed": eucliddiv,
+    "em": euclidmod,
+    "cd": ceildiv,
     "max": max,
     "min": min,
     "<": lambda a, b: int(a < b),
@@ -89,11 +114,18 @@ _ARITH: Final[dict[str, Callable[[int, int], int]]] = {
 }
 
 
+_SPELLED: Final = {
+    Semantics.FLOOR: ("fd", "fm"),
+    Semantics.TRUNC: ("td", "tm"),
+    Semantics.EUCLID: ("ed", "em"),
+}
+
+
 def _explicit(op: str, sem: Semantics) -> str:
     if op == "//":
-        return "fd" if sem is Semantics.FLOOR else "td"
+        return _SPELLED[sem][0]
     if op == "%":
-        return "fm" if sem is Semantics.FLOOR else "tm"
+        return _SPELLED[sem][1]
     return op
 
 
@@ -123,11 +155,14 @@ def eval_tree(tree: Tree, env: Mapping[str, int], sem: Semantics) -> int:
 
 
 # ------------------------------------------------------------------------ terms
-_OP_FLOOR: Final[dict[quorem.Op, Callable[[int, int], int]]] = {
+_OP_VALUE: Final[dict[quorem.Op, Callable[[int, int], int]]] = {
     quorem.Op.FLOORDIV: floordiv,
     quorem.Op.FLOORMOD: floormod,
     quorem.Op.TRUNCDIV: truncdiv,
     quorem.Op.TRUNCMOD: truncmod,
+    quorem.Op.EUCLIDDIV: eucliddiv,
+    quorem.Op.EUCLIDMOD: euclidmod,
+    quorem.Op.CEILDIV: ceildiv,
     quorem.Op.MAX: max,
     quorem.Op.MIN: min,
     quorem.Op.LT: lambda a, b: int(a < b),
@@ -165,7 +200,7 @@ def eval_term_all(term: Term, env: Mapping[str, int]) -> dict[Term, int] | None:
                     p *= values[a]
                 values[t] = p
             else:
-                values[t] = _OP_FLOOR[op](values[t.args[0]], values[t.args[1]])
+                values[t] = _OP_VALUE[op](values[t.args[0]], values[t.args[1]])
     except UndefinedError:
         return None
     return values
@@ -177,6 +212,36 @@ def range_violation(values: Mapping[Term, int]) -> str | None:
         if (t.vmin is not None and v < t.vmin) or (t.vmax is not None and v > t.vmax):
             return f"{quorem.to_text(t, limit=300)} = {v} outside [{t.vmin}, {t.vmax}]"
     return None
+
+
+_QUOTIENT_OF: Final = {names[0]: sem for sem, names in _SPELLED.items()}
+_REMAINDER_OF: Final = {names[1]: sem for sem, names in _SPELLED.items()}
+
+
+def _divide(
+    make: Callable[[Term, Term, Semantics], Term], sem: Semantics, a: Term, b: Term
+) -> Term:
+    return make(a, b, sem)
+
+
+_BUILD: Final[dict[str, Callable[[Term, Term], Term]]] = {
+    "+": lambda a, b: a + b,
+    "-": lambda a, b: a - b,
+    "*": lambda a, b: a * b,
+    **{name: functools.partial(_divide, quorem.div, sem) for name, sem in _QUOTIENT_OF.items()},
+    **{name: functools.partial(_divide, quorem.mod, sem) for name, sem in _REMAINDER_OF.items()},
+    "cd": quorem.ceildiv,
+    "max": quorem.maximum,
+    "min": quorem.minimum,
+    "<": lambda a, b: a < b,
+    "<=": lambda a, b: a <= b,
+    ">": lambda a, b: a > b,
+    ">=": lambda a, b: a >= b,
+    "and": quorem.logical_and,
+    "or": quorem.logical_or,
+    "==": lambda a, b: quorem.compare(quorem.Op.EQ, a, b),
+    "!=": lambda a, b: quorem.compare(quorem.Op.NE, a, b),
+}
 
 
 def build(tree: Tree, bounds: Mapping[str, tuple[int | None, int | None]], sem: Semantics) -> Term:
@@ -199,38 +264,7 @@ def build(tree: Tree, bounds: Mapping[str, tuple[int | None, int | None]], sem: 
         elif kind == "not":
             r = quorem.logical_not(go(t[1]))
         else:
-            a, b = go(t[1]), go(t[2])
-            op = _explicit(kind, sem)
-            if op == "+":
-                r = a + b
-            elif op == "-":
-                r = a - b
-            elif op == "*":
-                r = a * b
-            elif op in ("fd", "td"):
-                r = quorem.div(a, b, Semantics.FLOOR if op == "fd" else Semantics.TRUNC)
-            elif op in ("fm", "tm"):
-                r = quorem.mod(a, b, Semantics.FLOOR if op == "fm" else Semantics.TRUNC)
-            elif op == "max":
-                r = quorem.maximum(a, b)
-            elif op == "min":
-                r = quorem.minimum(a, b)
-            elif op == "<":
-                r = a < b
-            elif op == "<=":
-                r = a <= b
-            elif op == ">":
-                r = a > b
-            elif op == ">=":
-                r = a >= b
-            elif op == "and":
-                r = quorem.logical_and(a, b)
-            elif op == "or":
-                r = quorem.logical_or(a, b)
-            elif op == "==":
-                r = quorem.compare(quorem.Op.EQ, a, b)
-            else:
-                r = quorem.compare(quorem.Op.NE, a, b)
+            r = _BUILD[_explicit(kind, sem)](go(t[1]), go(t[2]))
         memo[key] = r
         return r
 
