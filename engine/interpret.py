@@ -51,6 +51,7 @@ from quorem.engine.term import (
     mod,
     mul,
 )
+from quorem.engine.term import ceildiv as ceildiv_term
 
 __all__ = ["Binding", "Env", "Undetermined", "evaluate_expr", "evaluate_to_term"]
 
@@ -312,6 +313,8 @@ class _Evaluator:
                 for a in args[1:]:
                     acc = fold(acc, a)
                 return acc
+            if f == "ceildiv":
+                return ceildiv_term(args[0], args[1])
             is_div, sem = DIVISION_FUNCTIONS[f]
             return (div if is_div else mod)(args[0], args[1], sem)
         except TermError:

@@ -504,7 +504,7 @@ def _type_of(e: Expr, ck: _Checker) -> tuple[str, bool]:
             return _TERM, False
         return _INT, False
     if _TERM in kinds:
-        if e.func in _DIVISION_FUNCS:
+        if e.func in _DIVISION_FUNCS or e.func == "ceildiv":
             return _TERM, seq
         raise ck.type_error(f"{e.func}() takes constants, not terms")
     if e.func == "divides":

@@ -2,8 +2,9 @@
 
 SymPy's integer division is ``floor(a/b)`` and its ``Mod`` is floor modulo, so a term is
 first lowered to floor division by the proven rules of ``rules/lowering/`` (a
-truncating division becomes a floor one with a sign correction). Comparisons become
-clamped differences (``a < b`` is ``Min(1, Max(0, b - a))``, ``a == b`` is
+truncating or Euclidean division becomes a floor one with a sign correction). A ceiling
+division is kept: it is ``ceiling(a/b)``, which :func:`from_sympy` reads back as one.
+Comparisons become clamped differences (``a < b`` is ``Min(1, Max(0, b - a))``, ``a == b`` is
 ``1 - Min(1, Abs(a - b))``). Variables become integer symbols, non-negative
 (or positive) where their lower bound says so, which SymPy's simplifier can use; their
 upper bounds SymPy cannot hold, so :func:`from_sympy` takes bounds again.
@@ -19,11 +20,23 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Final
 
+from quorem.engine.arith import BINARY_EVALUATORS
 from quorem.engine.emit.lower import lower
 from quorem.engine.errors import QuoremError
 from quorem.engine.ops import Op, Semantics
 from quorem.engine.printer import brief
-from quorem.engine.term import Term, compare, const, div, maximum, minimum, mod, product, var
+from quorem.engine.term import (
+    Term,
+    ceildiv,
+    compare,
+    const,
+    div,
+    maximum,
+    minimum,
+    mod,
+    product,
+    var,
+)
 from quorem.engine.walk import postorder, tree_size
 
 __all__ = ["SympyError", "from_sympy", "to_sympy"]
@@ -50,12 +63,13 @@ def _sympy() -> Any:
 def to_sympy(term: Term) -> Any:
     """The SymPy expression equal to ``term`` at every point of its variables' bounds.
 
-    Truncating divisions are lowered to floor ones first (proven rules). Raises
+    Truncating and Euclidean divisions are lowered to floor ones first (proven rules);
+    ``ceildiv(a, b)`` becomes ``ceiling(a/b)``. Raises
     :class:`SympyError` when SymPy is missing, or when the term written as a tree (as
     SymPy holds it) has more than :data:`MAX_TREE_NODES` nodes.
     """
     sp = _sympy()
-    low = lower(term, Semantics.FLOOR)
+    low = lower(term, Semantics.FLOOR, ceildiv=False)
     size = tree_size(low)
     if size > MAX_TREE_NODES:
         raise SympyError(
@@ -91,16 +105,18 @@ def _build(sp: Any, low: Term, values: dict[Term, Any]) -> None:
             values[t] = sp.Add(*[c * a for c, a in zip(coefs, args, strict=True)], sp.Integer(k))
         elif op is Op.MUL:
             values[t] = sp.Mul(*args)
-        elif op in (Op.FLOORDIV, Op.FLOORMOD):
+        elif op in (Op.FLOORDIV, Op.FLOORMOD, Op.CEILDIV):
             if args[1] == 0:  # SymPy folded the divisor (x < x, say): never defined
                 raise SympyError(f"{brief(t)}: division by zero at every point")
             a, b = args
             # Unevaluated: SymPy 1.14 rewrites Mod(2*a, -6*a) to 2*a, wrong for every
             # a != 0 (Mod(10, -30) is -20). Numbers substituted later evaluate right.
             if a.is_Integer and b.is_Integer:  # numbers: no rewriting to fear
-                values[t] = sp.Integer(int(a) // int(b) if op is Op.FLOORDIV else int(a) % int(b))
+                values[t] = sp.Integer(BINARY_EVALUATORS[op](int(a), int(b)))
             elif op is Op.FLOORDIV:
                 values[t] = sp.floor(sp.Mul(a, sp.Pow(b, -1)), evaluate=False)
+            elif op is Op.CEILDIV:
+                values[t] = sp.ceiling(sp.Mul(a, sp.Pow(b, -1)), evaluate=False)
             else:
                 values[t] = sp.Mod(a, b, evaluate=False)
         elif op is Op.MAX:  # unevaluated, like the comparisons (see _indicator)
@@ -211,7 +227,7 @@ class _Reader:
                 raise SympyError(f"{e}: division by zero")
             if isinstance(e, sp.floor):
                 return div(num, den, Semantics.FLOOR)
-            return -div(-num, den, Semantics.FLOOR)
+            return ceildiv(num, den)
         if isinstance(e, sp.Mod):
             return mod(self.read(e.args[0]), self.read(e.args[1]), Semantics.FLOOR)
         if isinstance(e, sp.Abs):

@@ -25,10 +25,11 @@ def constraint_rule_files() -> list[Path]:
 
 
 def lowering_rule_files() -> list[Path]:
-    """The ``lowering/*.rules`` files: floor to truncating division and back, for emission.
+    """The ``lowering/*.rules`` files: between floor, truncating and Euclidean division.
 
-    Proven like every rule; applied by the emitter's lowering pass, not by the default
-    simplifier.
+    And ceiling division to each of them, for emission and SymPy. Proven like every
+    rule; applied by the emitter's lowering pass (which picks, for a target semantics,
+    the rules whose rewrite writes only its divisions), not by the default simplifier.
     """
     root = resources.files(__name__) / "lowering"
     return sorted(Path(str(p)) for p in root.iterdir() if p.name.endswith(".rules"))

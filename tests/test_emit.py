@@ -21,8 +21,11 @@ from quorem.engine.emit import (
     lower,
     node_widths,
 )
+from quorem.engine.emit.lower import lowering_rules, lowers_to
 from quorem.engine.errors import EvaluationError
-from quorem.engine.ops import DIVISION_OPS, SEMANTICS_OF, Semantics
+from quorem.engine.ops import DIVISION_OPS, SEMANTICS_OF, Op, Semantics
+from quorem.engine.rule import POp
+from quorem.engine.rulefile import parse_rules
 from quorem.engine.term import Term
 from quorem.engine.walk import nodes
 from strategies import Case, points, random_cases
@@ -97,6 +100,7 @@ def test_lowering_keeps_the_value_and_leaves_one_semantics(case: Case, data: st.
                 quorem.evaluate(case.term, data.draw(points(case.box)))
             return
         assert not any(op in DIVISION_OPS and SEMANTICS_OF[op] is not target for op in _ops(low))
+        assert Op.CEILDIV not in _ops(low)
         for _ in range(5):
             p = data.draw(points(case.box))
             try:
@@ -116,6 +120,83 @@ def test_node_widths_wants_the_lowered_term() -> None:
     with pytest.raises(WidthError, match="floor division"):
         node_widths(t)
     assert set(node_widths(lower(t, Semantics.TRUNC)).values()) == {Width.I32}
+    for text, kind in [("eucliddiv(x, 3)", "Euclidean"), ("ceildiv(x, 3)", "ceiling")]:
+        with pytest.raises(WidthError, match=f"{kind} division, which C lacks"):
+            node_widths(quorem.parse(text, {"x": (-9, 9)}))
+
+
+@pytest.mark.parametrize(
+    ("text", "sem", "target", "lowered"),
+    [
+        # Euclidean and floor division agree for a positive divisor.
+        ("x // y + x % y", "euclid", "floor", "floordiv(x, y) + floormod(x, y)"),
+        ("eucliddiv(x, y)", "floor", "euclid", "eucliddiv(x, y)"),
+        ("x // y", "floor", "euclid", "eucliddiv(x, y)"),
+        # ... and Euclidean and truncating division for a non-negative numerator.
+        ("x // 3 + x % 3", "euclid", "trunc", "truncdiv(x, 3) + truncmod(x, 3)"),
+        ("x // -3", "euclid", "floor", "-floordiv(x, 3)"),
+        ("x % -3", "euclid", "floor", "floormod(x, 3)"),
+        # A ceiling division by a positive divisor: one division, where the sum fits.
+        ("ceildiv(x, y)", "floor", "floor", "floordiv(x + y - 1, y)"),
+        ("ceildiv(x, y)", "floor", "euclid", "eucliddiv(x + y - 1, y)"),
+        ("ceildiv(x, -y)", "floor", "euclid", "eucliddiv(x, -y)"),
+        ("ceildiv(-x, y)", "floor", "trunc", "truncdiv(-x, y)"),
+    ],
+)
+def test_lowering_is_cheap_where_ranges_allow(
+    text: str, sem: str, target: str, lowered: str
+) -> None:
+    t = quorem.parse(text, {"x": (0, 100), "y": (1, 9)}, sem)
+    low = lower(t, Semantics(target))
+    assert str(low) == str(quorem.parse(lowered, {"x": (0, 100), "y": (1, 9)}, target))
+
+
+def test_ceildiv_lowering_takes_the_form_whose_values_fit() -> None:
+    top = quorem.parse("ceildiv(x, 5)", {"x": (0, 2**63 - 1)})  # x + 4 may overflow
+    low = lower(top, Semantics.FLOOR)
+    assert str(low) == str(quorem.parse("(x - 1) // 5 + 1", {"x": (0, 2**63 - 1)}))
+    every = quorem.parse("ceildiv(x, 5)", {"x": (-(2**63), 2**63 - 1)})  # and x - 1 too
+    general = lower(every, Semantics.FLOOR)
+    assert Op.FLOORMOD in _ops(general)  # x // 5 + (x % 5 != 0)
+    for x in (-(2**63), -(2**63) + 1, -6, -5, -4, 0, 1, 5, 6, 2**63 - 2, 2**63 - 1):
+        expected = -((-x) // 5)
+        assert quorem.evaluate(general, {"x": x}) == expected
+        if x >= 0:
+            assert quorem.evaluate(low, {"x": x}) == expected
+
+
+def test_lowering_can_keep_ceiling_divisions() -> None:
+    t = quorem.parse("ceildiv(x, 4) + eucliddiv(x, -3)", {"x": (-50, 50)})
+    low = lower(t, Semantics.FLOOR, ceildiv=False)
+    assert Op.CEILDIV in _ops(low) and Op.EUCLIDDIV not in _ops(low)
+    assert Op.CEILDIV not in _ops(lower(t, Semantics.FLOOR))
+
+
+@pytest.mark.parametrize("target", list(Semantics))
+def test_each_lowering_rule_removes_a_division_and_adds_none_to_lower(target: Semantics) -> None:
+    rules = lowering_rules(target)
+    assert rules, "every target has lowering rules"
+    roots = set()
+    for r in rules:
+        assert lowers_to(r, r.semantics[0] if r.semantics else None, target)
+        roots.add(r.pattern.op if isinstance(r.pattern, POp) else None)
+    # Every division a term may hold is lowered by some rule: quotients, remainders, ceildiv.
+    assert {"div", "mod", "ceildiv"} <= roots
+
+
+def test_a_rule_writing_another_division_is_not_a_lowering_rule() -> None:
+    (rule,) = parse_rules(
+        "rule r\n  doc: d\n  semantics: euclid\n  phase: lowering\n"
+        "  pattern: x // y\n  rewrite: floordiv(x, y) + truncmod(x, y)*0\n"
+    )
+    assert not lowers_to(rule, Semantics.EUCLID, Semantics.FLOOR)
+    assert not lowers_to(rule, Semantics.EUCLID, Semantics.TRUNC)
+    # A rule whose pattern already is a target division lowers nothing.
+    (same,) = parse_rules(
+        "rule s\n  doc: d\n  semantics: floor\n  phase: lowering\n"
+        "  pattern: x // y\n  rewrite: floordiv(x, y)\n"
+    )
+    assert not lowers_to(same, Semantics.FLOOR, Semantics.FLOOR)
 
 
 # ------------------------------------------------------------------ C
@@ -250,6 +331,76 @@ def test_emitted_c_near_the_int32_limits(
         )
     corners += [{n: b[0] for n, b in box.items()}, {n: b[1] for n, b in box.items()}]
     _compiled_cases(tmp_path, [(term, box, corners)], "c")
+
+
+_I64_MIN, _I64_MAX = -(2**63), 2**63 - 1
+# Boxes reaching the int64 limits, divisors of either sign (never -1 where x reaches
+# INT64_MIN: that quotient is 2**63, which no int64 code holds).
+_INT64_EDGES = [
+    {"x": (_I64_MIN, _I64_MAX), "y": (2, 9)},
+    {"x": (_I64_MIN, _I64_MAX), "y": (-9, -2)},
+    {"x": (_I64_MIN + 2, _I64_MAX - 1), "y": (-9, 9)},
+    {"x": (-100, 100), "y": (-7, 7)},
+    {"x": (_I64_MAX - 40, _I64_MAX), "y": (1, 2**62)},
+]
+
+
+def test_euclidmod_by_int64_min_of_a_negative_numerator_is_refused_clearly() -> None:
+    # Its value x + 2**63 fits, but every lowered form writes 2**63 (the divisor's
+    # magnitude) as a constant: an honest refusal, not wrong code.
+    t = quorem.parse("euclidmod(x, -9223372036854775808)", {"x": (-5, 5)})
+    for target in (Semantics.FLOOR, Semantics.TRUNC):
+        with pytest.raises(LoweringError, match="stays in 64 bits"):
+            lower(t, target)
+    nonneg = quorem.parse("euclidmod(x, -9223372036854775808)", {"x": (0, 5)})
+    assert str(lower(nonneg, Semantics.TRUNC)) == "truncmod(x, -9223372036854775808)"
+
+
+def _edge_points(box: dict[str, tuple[int, int]]) -> list[dict[str, int]]:
+    """The box's corners, values next to them and near 0, and a spread between."""
+    (xlo, xhi), (ylo, yhi) = box["x"], box["y"]
+    xs = {xlo, xlo + 1, xhi, xhi - 1, 0, 1, -1, 7, -7, 12, -12}
+    xs |= {xlo + (k * 0x9E3779B97F4A7C15) % (xhi - xlo + 1) for k in range(12)}
+    ys = {ylo, ylo + 1, yhi, yhi - 1, 3, -3, 4, -4, 1, -1, 2, -2}
+    return [
+        {"x": x, "y": y}
+        for x in sorted(v for v in xs if xlo <= v <= xhi)
+        for y in sorted(v for v in ys if ylo <= v <= yhi)
+    ]
+
+
+@needs_cc
+@pytest.mark.parametrize("box", _INT64_EDGES)
+@pytest.mark.parametrize(
+    ("text", "sem"),
+    [
+        ("eucliddiv(x, y)", "floor"),
+        ("euclidmod(x, y)", "trunc"),
+        ("(x // y < x % y) + x % y*2", "euclid"),
+        ("x // 4 + x % -3", "euclid"),
+        ("ceildiv(x, y)", "floor"),
+        ("ceildiv(x, -5) - ceildiv(x, 8)", "trunc"),
+        ("ceildiv(euclidmod(x, y), 3) + eucliddiv(x, -7)", "floor"),
+        ("eucliddiv(x, -9223372036854775808)", "euclid"),
+        ("ceildiv(x, -9223372036854775808)", "floor"),
+    ],
+)
+def test_emitted_c_for_euclidean_and_ceiling_division_at_the_int64_limits(
+    tmp_path: Path, text: str, sem: str, box: dict[str, tuple[int, int]]
+) -> None:
+    term = quorem.parse(text, box, sem)
+    pts = _edge_points(box)
+    for t in (term, quorem.simplify(term)):
+        code = emit(t, ["x", "y"])
+        assert "ceildiv" not in code and "euclid" not in code
+    _compiled_cases(tmp_path, [(term, box, pts), (quorem.simplify(term), box, pts)], "c")
+    fn = _python_function(tmp_path, emit(term, ["x", "y"], "python"))
+    for p in pts:
+        try:
+            expected = quorem.evaluate(term, p)
+        except EvaluationError:
+            continue
+        assert fn(p["x"], p["y"]) == expected
 
 
 @needs_cc

@@ -9,7 +9,7 @@ import quorem
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from quorem.engine.errors import EvaluationError
-from quorem.engine.ops import DIVISION_OPS
+from quorem.engine.ops import DIVISION_OPS, Op
 from quorem.engine.sympy_interop import SympyError
 from quorem.engine.walk import nodes
 from strategies import Case, points, random_cases
@@ -18,7 +18,7 @@ sp = pytest.importorskip("sympy")
 
 
 def _divisors(t: quorem.Term) -> list[quorem.Term]:
-    return [u.args[1] for u in nodes(t) if u.op in DIVISION_OPS]
+    return [u.args[1] for u in nodes(t) if u.op in DIVISION_OPS or u.op is Op.CEILDIV]
 
 
 def _at(expr: Any, point: dict[str, int]) -> int:
@@ -98,6 +98,51 @@ def test_from_sympy_reads_floor_ceiling_mod_max_min_and_powers() -> None:
 def test_what_from_sympy_cannot_read_is_named(make: Any, reason: str) -> None:
     with pytest.raises(SympyError, match=reason):
         quorem.from_sympy(make())
+
+
+@pytest.mark.parametrize(
+    ("text", "box"),
+    [
+        ("ceildiv(x, 4)", {"x": (-20, 20)}),
+        ("ceildiv(x, y)", {"x": (-20, 20), "y": (1, 6)}),
+        ("ceildiv(x*3 + 1, y)", {"x": (-20, 20), "y": (-6, -1)}),
+        ("ceildiv(eucliddiv(x, y), 3)", {"x": (-20, 20), "y": (-6, -1)}),
+    ],
+)
+def test_ceildiv_is_a_sympy_ceiling_and_reads_back_as_ceildiv(
+    text: str, box: dict[str, tuple[int, int]]
+) -> None:
+    t = quorem.parse(text, box)
+    e = quorem.to_sympy(t)
+    assert isinstance(e, sp.ceiling)  # not -floor(-x/4)
+    back = quorem.from_sympy(e, box)
+    assert back.op is Op.CEILDIV
+    xs = range(box["x"][0], box["x"][1] + 1)
+    ys = range(box["y"][0], box["y"][1] + 1) if "y" in box else [0]
+    for x in xs:
+        for y in ys:
+            p = {"x": x, "y": y} if "y" in box else {"x": x}
+            assert _at(e, p) == quorem.evaluate(t, p) == quorem.evaluate(back, p)
+    if text == "ceildiv(x, 4)":
+        assert back is t  # the very term
+
+
+def test_from_sympy_reads_a_ceiling_as_ceildiv() -> None:
+    x = sp.Symbol("x", integer=True)
+    t = quorem.from_sympy(sp.ceiling((x + 1) / 3), {"x": (-9, 9)})
+    assert t is quorem.parse("ceildiv(x + 1, 3)", {"x": (-9, 9)})
+
+
+@pytest.mark.parametrize("text", ["x // y + x % y", "x // -3 - x % 5", "(x % y) // 2"])
+def test_euclidean_division_goes_to_sympy_through_the_lowering_rules(text: str) -> None:
+    box = {"x": (-30, 30), "y": (-7, 7)}
+    t = quorem.parse(text, box, "euclid")
+    e = quorem.to_sympy(t)
+    back = quorem.from_sympy(e, box)
+    for x in range(-30, 31):
+        for y in [*range(-7, 0), *range(1, 8)]:
+            p = {"x": x, "y": y}
+            assert _at(e, p) == quorem.evaluate(t, p) == quorem.evaluate(back, p)
 
 
 def test_sympy_does_not_rewrite_the_divisions_it_is_given() -> None:

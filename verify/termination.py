@@ -112,15 +112,16 @@ A term's *nested measure* is the multiset of its operator nodes (every node but 
 variables and constants; as a tree, so a shared subterm counts once per occurrence),
 each the element ``(depth, weight, misplaced, entries, compared)``: ``depth`` is the
 number of operator nodes above it (sums are transparent); for a division, ``weight`` is
-its divisor's weight (``V``'s summand), ``misplaced`` its misplaced count (``P``'s
-summand) and ``entries`` the number of non-zero coefficients and constant of its
-numerator; for a comparison, ``compared`` is its weight (``Q``'s summand); every other
-component is 0. The comparison weight is a local component like the others, so the
-argument below for closure under contexts holds for it unchanged: rebuilding the
-ancestors may change their weights arbitrarily, but they are shallower than the node
-rewritten. Elements compare lexicographically (deeper is larger);
-multisets compare by the Dershowitz-Manna extension, a well-founded order
-(:func:`term_nodes`, :func:`nested_less`).
+its divisor's weight (``V``'s summand; twice that for a ``ceildiv``, which counts as
+two divisions in ``D`` too, so that stating it as one division by the same divisor is a
+step down), ``misplaced`` its misplaced count (``P``'s summand) and ``entries`` the
+number of non-zero coefficients and constant of its numerator; for a comparison,
+``compared`` is its weight (``Q``'s summand); every other component is 0. The
+comparison weight is a local component like the others, so the argument below for
+closure under contexts holds for it unchanged: rebuilding the ancestors may change
+their weights arbitrarily, but they are shallower than the node rewritten. Elements
+compare lexicographically (deeper is larger); multisets compare by the Dershowitz-Manna
+extension, a well-founded order (:func:`term_nodes`, :func:`nested_less`).
 
 A chain of one junction operator (``a and (b and c)``, which the builder keeps sorted) is
 one level: its nodes all have the chain's depth and its clauses lie one deeper, so
@@ -366,12 +367,13 @@ def _local_components(u: Term) -> tuple[int, int, int, int]:
     pairs, k = u.args[0].addends()
     entries = len(pairs) + int(k != 0)
     divisor = u.args[1]
+    scale = _CEILDIV_WEIGHT if u.op is Op.CEILDIV else 1  # see the module docstring
     if divisor.is_const:
         mag = abs(divisor.value)
         misplaced = sum(not 0 <= c < mag for _, c in pairs) + int(not 0 <= k < mag)
-        return (mag, misplaced, entries, 0)
+        return (scale * mag, misplaced, entries, 0)
     dpairs, dk = divisor.addends()
-    return (sum(abs(c) for _, c in dpairs) + abs(dk), 0, entries, 0)
+    return (scale * (sum(abs(c) for _, c in dpairs) + abs(dk)), 0, entries, 0)
 
 
 def nested_less(a: Counter[Element], b: Counter[Element]) -> bool:
@@ -861,8 +863,9 @@ class _Measurer:
                 else:
                     misplaced = 0  # a lower bound: the divisor may be a constant
                 weight = self.pattern_weight(den)
+                nested = _nested_weight(p.op, weight)
                 self.nodes.append(
-                    _Node(f"{p.op}", depth, weight, misplaced, self.pattern_entries(num))
+                    _Node(f"{p.op}", depth, nested, misplaced, self.pattern_entries(num))
                 )
                 d = _CEILDIV_WEIGHT if p.op == "ceildiv" else 1
                 return _vplus(kids, (0, d, weight, misplaced, _OP_WEIGHT, 0))
@@ -1129,7 +1132,8 @@ class _Measurer:
         num, den = base.kids
         weight = self.rewrite_divisor(den)
         misplaced = self.rewrite_misplaced(num, den)
-        self.nodes.append(_Node(base.op, depth, weight, misplaced, self.rewrite_entries(num)))
+        nested = _nested_weight(base.op, weight)
+        self.nodes.append(_Node(base.op, depth, nested, misplaced, self.rewrite_entries(num)))
         d = _CEILDIV_WEIGHT if base.op == "ceildiv" else 1
         return _vplus(kids, (0, d, weight, misplaced, _OP_WEIGHT, 0))
 
@@ -1237,6 +1241,13 @@ class _Measurer:
     def rewrite(self) -> Vector:
         """An upper bound of the measure of the replacement the rewrite builds."""
         return self.sum_measure(self.as_sum(self.rewrite_value(self.rule.rewrite)))
+
+
+def _nested_weight(op: str, weight: Component) -> Component:
+    """A division node's weight in the nested order: twice the divisor's for a ceildiv."""
+    if op != "ceildiv" or isinstance(weight, Unbounded):
+        return weight
+    return _CEILDIV_WEIGHT * weight
 
 
 def _surely_not_constant(den: Pattern) -> bool:

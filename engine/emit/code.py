@@ -1,7 +1,8 @@
 """Code for a term: one C, CUDA or Python function of the term's variables.
 
 The term is lowered first to the target's division (:mod:`quorem.engine.emit.lower`):
-truncating for C and CUDA, floor for Python. C and CUDA code computes every node at the
+truncating for C and CUDA, floor for Python; Euclidean and ceiling divisions become
+divisions of that semantics with proven corrections. C and CUDA code computes every node at the
 width :func:`~quorem.engine.emit.widths.plan_widths` chose, printing the very
 expressions that choice checked (:mod:`quorem.engine.emit.cform`), so no step of it
 overflows; parameters and the result are ``int64_t``. A division or remainder by
@@ -84,7 +85,7 @@ def _check_names(term: Term, params: Sequence[str], name: str, lang: str) -> Non
 def _check_divisors(term: Term) -> None:
     """A division whose divisor is 0 at every point has no value: refuse to write code."""
     for t in nodes(term):
-        if t.op in DIVISION_OPS:
+        if t.op in DIVISION_OPS or t.op is Op.CEILDIV:
             d = t.args[1]
             if d.vmin == d.vmax == 0:
                 raise EmitError(

@@ -49,6 +49,14 @@ __all__ = ["Operand", "Planned", "Width", "WidthError", "node_expr", "node_width
 
 _INT64_MIN: Final = -(2**63)
 _INT64_MAX: Final = 2**63 - 1
+# The divisions C has no operator for (the emitter lowers them to truncating ones).
+_NOT_C: Final = {
+    Op.FLOORDIV: "a floor division",
+    Op.FLOORMOD: "a floor division",
+    Op.EUCLIDDIV: "a Euclidean division",
+    Op.EUCLIDMOD: "a Euclidean division",
+    Op.CEILDIV: "a ceiling division",
+}
 _COMPARE: Final = {Op.LT: "<", Op.LE: "<=", Op.EQ: "==", Op.NE: "!="}
 _EXPR_CHARS: Final = 100
 
@@ -251,8 +259,8 @@ def plan_widths(term: Term) -> dict[Term, Planned]:
         if not t.args:
             plan[t] = _leaf_plan(t)
             continue
-        if t.op in (Op.FLOORDIV, Op.FLOORMOD):
-            raise WidthError(f"{brief(t)} is a floor division, which C lacks: lower it first")
+        if t.op in _NOT_C:
+            raise WidthError(f"{brief(t)} is {_NOT_C[t.op]}, which C lacks: lower it first")
         least = max(plan[a].width for a in t.args)
         failure: DoesNotFit | None = None
         for w in (x for x in Width if x >= least):
