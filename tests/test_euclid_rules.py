@@ -65,6 +65,7 @@ NOT_EUCLID = not_euclid()
 
 def test_the_rules_left_without_euclid_are_the_expected_ones() -> None:
     names = {r.name for r in NOT_EUCLID}
+    assert NOT_EUCLID
     # False under euclid: negative divisors (floor) or negative numerators (trunc).
     for name in (
         "nested-div",
@@ -76,7 +77,7 @@ def test_the_rules_left_without_euclid_are_the_expected_ones() -> None:
         "le-floordiv-lower-negative",
     ):
         assert name in names
-    # True under euclid, so stated for it (a typo in the list above would not catch these).
+    # True under euclid, so stated for it and not in the list.
     for name in ("mod-of-small-range", "div-split-offset", "merge-residues", "nested-div-offset"):
         assert name not in names
         (r,) = [r for r in shipped() if r.name == name]
