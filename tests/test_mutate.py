@@ -115,9 +115,9 @@ def test_pattern_literals_are_shifted() -> None:
 def test_semantics_switch() -> None:
     (m,) = by_kind(rule("div-split-offset"), "semantics")
     assert m.rule.semantics == (Semantics.TRUNC,)
-    (m,) = by_kind(rule("nested-div-trunc"), "semantics")
-    assert m.rule.semantics == (Semantics.FLOOR,)
-    assert by_kind(rule("mod-of-small-range"), "semantics") == []  # floor and trunc
+    ms = by_kind(rule("nested-div-trunc"), "semantics")
+    assert [m.rule.semantics for m in ms] == [(Semantics.FLOOR,), (Semantics.EUCLID,)]
+    assert by_kind(rule("mod-of-small-range"), "semantics") == []  # floor, trunc and euclid
     assert by_kind(rule("fold-max-by-range"), "semantics") == []  # any
 
 
@@ -190,7 +190,7 @@ def test_a_stronger_guard_survives_proven() -> None:
     m = find(mutants(rule("mod-of-small-range")), "guard literal 0 -> 1")
     res = classify(m, arity=2, timeout=10)
     assert res.verdict == SURVIVED, res
-    assert [s for _, s in res.obligations] == ["proven", "proven-int64"] * 2
+    assert [s for _, s in res.obligations] == ["proven", "proven-int64"] * 3  # 3 semantics
 
 
 def test_a_mutant_that_never_fires_is_sound() -> None:
@@ -232,7 +232,8 @@ def test_run_mutation_test_end_to_end() -> None:
     assert verdict["nested-div", "drop guard conjunct `C > 0` (guard: fits_int64(B * C))"] == KILLED
     # truncdiv(truncdiv(a, B), C) == truncdiv(a, B*C) for any non-zero B, C: still sound.
     assert verdict["nested-div", "semantics floor -> trunc"] == SURVIVED
-    assert verdict["div-split-offset", "semantics floor -> trunc"] == KILLED
+    assert verdict["nested-div", "semantics floor -> euclid"] == KILLED  # a negative divisor
+    assert verdict["div-split-offset", "semantics floor, euclid -> trunc"] == KILLED
     counts = [report.count(v) for v in (KILLED, SURVIVED, UNKNOWN)]
     assert sum(counts) == len(report.results)
     assert report.kill_rate == counts[0] / len(report.results)

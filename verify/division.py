@@ -32,11 +32,10 @@ def division_axioms(a: Any, b: Any, q: Any, r: Any, sem: Semantics) -> list[Any]
     if sem is Semantics.EUCLID:
         # The remainder is in [0, |b|) whatever the signs (Z3's own div and mod; stated
         # by purification all the same, so every semantics reaches the solver one way).
-        return [
-            z3.Implies(b != 0, z3.And(a == b * q + r, r >= 0)),
-            z3.Implies(b > 0, r < b),
-            z3.Implies(b < 0, r < -b),
-        ]
+        # One bound through an If-term for |b|: stated as an implication per sign of b,
+        # merge-residues (x % a == r, x % b == r with a | b) timed out at 240 s; this
+        # way Z3 proves it in 0.2 s.
+        return [z3.Implies(b != 0, z3.And(a == b * q + r, r >= 0, r < z3.If(b > 0, b, -b)))]
     # The remainder takes the numerator's sign and is smaller than |b|: one implication
     # per sign case. The same constraint as nested If-terms, but Z3 proves with it in a
     # fraction of a second what it timed out on with those.
