@@ -508,6 +508,15 @@ def _phases(
             if in_context is not term:
                 term, reason, more = _run(in_context, dispatch, budget, counts, steps, batch=batch)
                 n_steps += more
+        while reason is _FIXED_POINT and point_variables_built():
+            # A variable of one value is pinned only where the term stays defined: in
+            # ``a + a // a`` with ``a == 0`` not before ``a // a`` is rewritten to 1. Each
+            # round pins at least one more variable (rules make none), so this ends.
+            pinned = pin_point_variables(term)
+            if pinned is term:
+                break
+            term, reason, more = _run(pinned, dispatch, budget, counts, steps, batch=batch)
+            n_steps += more
     return term, reason, n_steps
 
 
