@@ -187,8 +187,9 @@ def prove(ob: Obligation, timeout: float = DEFAULT_TIMEOUT) -> ProofResult:
     A fixed portfolio, stopping at the first definite answer: the IntAux encoding over
     unbounded integers (``proven``, or ``proven-int64`` for the int64 obligation); then,
     for equivalence only, the same with every value bounded to int64 (``proven-int64``:
-    holds for machine integers, shown by its method); then the rule's constants pinned over a small grid
-    (``proven-on-grid(...)``: weaker, never counted as proven). A counterexample any
+    holds for machine integers, shown by its method); then the rule's constants pinned
+    over a small grid (``proven-on-grid(...)``: weaker, never counted as proven). A
+    counterexample any
     step finds is replayed through the engine before it is reported ``unsound``.
     """
     enc = encode_rule(ob.rule, ob.semantics, ob.arity, int64=ob.kind == "int64")
