@@ -78,7 +78,8 @@ _PATTERN_CALLS: Final = {
 _CMP_OPS: Final = {"<": "lt", "<=": "le", "==": "eq", "!=": "ne"}
 _ARITH: Final = frozenset({"+", "-", "*", "//", "%"})
 _COMPARE: Final = frozenset({"<", "<=", ">", ">=", "==", "!="})
-# The functions whose meaning depends on a division semantics (ceildiv's does not).
+# The explicit division functions: each names its semantics, so a rule using only these
+# (and no // or %) means one thing whatever it is instantiated for, and may say 'any'.
 _DIVISION_FUNCS: Final = frozenset(
     {"floordiv", "floormod", "truncdiv", "truncmod", "eucliddiv", "euclidmod"}
 )
@@ -243,8 +244,6 @@ class _Checker:
                 raise self.error(reason, node)
             if len(node.args) != 2:
                 raise self.error(f"{node.func}() takes exactly 2 arguments in a pattern", node)
-            if node.func in _DIVISION_FUNCS:
-                self.uses_division = True
             kids = (self.pattern(node.args[0]), self.pattern(node.args[1]))
             return POp(_PATTERN_CALLS[node.func], kids)
         raise self.error(f"{getattr(node, 'op', '?')!r} is not allowed in a pattern", node)
@@ -374,8 +373,6 @@ class _Checker:
             return Binary(node.op, self.expr(node.left), self.expr(node.right))
         assert isinstance(node, sx.Call)
         func = node.func
-        if func in _DIVISION_FUNCS:
-            self.uses_division = True
         if func in ("vmin", "vmax", "fits_int64") or func in AGGREGATES:
             if len(node.args) != 1:
                 raise self.error(f"{func}() takes exactly one argument", node)
