@@ -345,3 +345,39 @@ def test_vacuous_obligation_names_file_line_and_rule(
     code, out = run_verify(argv, capsys)
     assert code == cli.EXIT_UNKNOWN
     assert f"{rules}:2: rule never-fires (floor equivalence): unknown (vacuous)" in out
+
+
+# ----------------------------------------------------------------- CI conventions
+def _fields(text: str) -> dict[str, str]:
+    """``key: value`` pairs of a flat YAML mapping (the hook file has no nesting)."""
+    out = {}
+    for line in text.splitlines():
+        key, sep, value = line.strip().removeprefix("- ").partition(": ")
+        if sep and not line.lstrip().startswith("#"):
+            out[key] = value.strip()
+    return out
+
+
+def test_pre_commit_hook_runs_quorem_verify_on_rules_files() -> None:
+    hook = _fields((REPO / ".pre-commit-hooks.yaml").read_text())
+    assert hook["id"] == "quorem-verify"
+    assert hook["entry"] == "quorem verify" and hook["language"] == "python"
+    assert "z3-solver" in hook["additional_dependencies"]
+    files = re.compile(hook["files"])
+    assert files.search("rules/00-fold.rules") and not files.search("engine/cli.py")
+    # The entry is a real command taking the files pre-commit passes.
+    assert cli.main(["--help"]) == 0
+
+
+def test_readme_ci_recipe_keeps_junit_and_the_cache() -> None:
+    readme = (REPO / "README.md").read_text()
+    (workflow,) = re.findall(r"```yaml\n(# \.github/workflows/.*?)```", readme, flags=re.S)
+    assert "actions/cache/restore@" in workflow and "actions/cache/save@" in workflow
+    assert "QUOREM_CACHE_DIR: ${{ github.workspace }}/.quorem-cache" in workflow
+    assert workflow.count("path: .quorem-cache") == 2
+    (command,) = re.findall(r"- run: (quorem verify .*)", workflow)
+    argv = command.split()[2:]
+    assert "--junit" in argv and "verify-junit.xml" in workflow.split(command)[1]
+    # Its options are the command's own.
+    known = {a for action in cli._parser()._actions for a in action.option_strings}
+    assert {a for a in argv if a.startswith("-")} <= known
