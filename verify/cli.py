@@ -99,8 +99,10 @@ def verify_rules(
     ``kinds`` may name ``equivalence``, ``int64``, ``termination`` and
     ``termination-context``; with ``intervals`` the engine's interval analysis is proven
     too. Results come rule obligations first, then termination, then the nested order,
-    then the interval proofs, each in rule order; ``progress`` is called with each in
-    that order. Definite results are cached in ``cache``.
+    then the interval proofs, each in rule order; ``progress`` is called with each as
+    soon as it is known: the cached ones first, then each job's as it finishes (in rule
+    order with one job at a time). Definite results are cached in ``cache`` as they
+    arrive, and it is saved on the way out, interrupted or not.
     """
     obs = [ob for r in rules for ob in obligations_of(r, arity) if ob.kind in kinds]
     if "termination" in kinds:

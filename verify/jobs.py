@@ -182,8 +182,27 @@ def _run(job: Job, rules: dict[str, Rule]) -> list[dict[str, Any]]:
 def _run_in_new_process(job: Job, rule: Rule) -> list[dict[str, Any]]:
     """``_run_once`` of ``job`` in a new Python process (spawned: nothing inherited)."""
     context = multiprocessing.get_context("spawn")
-    with ProcessPoolExecutor(max_workers=1, mp_context=context) as pool:
-        return pool.submit(_run_once, job, {job.name: rule}).result()
+    pool = ProcessPoolExecutor(max_workers=1, mp_context=context, initializer=ignore_interrupts)
+    try:
+        out = pool.submit(_run_once, job, {job.name: rule}).result()
+    except BaseException:
+        _stop(pool)
+        raise
+    pool.shutdown(wait=True)
+    return out
+
+
+def _stop(pool: ProcessPoolExecutor) -> None:
+    """Cancel the queued jobs and terminate the workers, which ignore Ctrl-C.
+
+    Interrupted, a job failed, or the output pipe closed: do not wait for the running
+    proofs to end. (CPython keeps the workers in ``_processes``, which shutdown forgets.)
+    """
+    processes = list((getattr(pool, "_processes", None) or {}).values())
+    pool.shutdown(wait=False, cancel_futures=True)
+    for proc in processes:
+        if proc.is_alive():
+            proc.terminate()
 
 
 def _worker_run(job: Job) -> list[dict[str, Any]]:
@@ -230,13 +249,6 @@ def run_jobs(
             for f in as_completed(index):
                 on_result(index[f], f.result())
     except BaseException:
-        # Interrupted (or a job failed, or the output pipe closed): stop the workers,
-        # which ignore Ctrl-C, rather than wait for their running proofs to end.
-        # (CPython keeps them in ``_processes``, which shutdown forgets.)
-        processes = list((getattr(pool, "_processes", None) or {}).values())
-        pool.shutdown(wait=False, cancel_futures=True)
-        for proc in processes:
-            if proc.is_alive():
-                proc.terminate()
+        _stop(pool)
         raise
     pool.shutdown(wait=True)
