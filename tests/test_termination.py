@@ -242,7 +242,7 @@ def test_every_rewrite_step_decreases_the_concrete_measure(case: Case) -> None:
 def test_cli_reports_non_decreasing_rule(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """`quorem verify FILE --obligation termination` exits 2 for a rule not shown decreasing."""
+    """`quorem verify FILE --obligation termination` exits 3 for a rule not shown decreasing."""
     monkeypatch.setenv("QUOREM_CACHE_DIR", str(tmp_path / "cache"))
     rules = tmp_path / "loop.rules"
     rules.write_text(LOOPING)

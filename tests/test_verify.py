@@ -115,7 +115,7 @@ def test_rewrite_dividing_by_zero_is_unsound() -> None:
 def test_cli_json_and_exit_codes(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """--json has the documented shape; exit 1 for unsound, 0 for proven, 3 for bad input."""
+    """--json has the documented shape; exit 1 for unsound, 0 for proven, 2 for bad input."""
     monkeypatch.setenv("QUOREM_CACHE_DIR", str(tmp_path / "cache"))
     bad = str(KNOWN_BUGS[0])
     code, out = run_verify([bad, "--json", "--no-cache"], capsys)
@@ -256,7 +256,7 @@ def test_portfolio_grid_is_weaker_than_a_proof(monkeypatch: pytest.MonkeyPatch) 
     r = prove(Obligation(rule, Semantics.FLOOR, 0, "equivalence"))
     assert r.status == "proven-on-grid(M, N in -3..4 but 0)", r
     assert not r.ok
-    assert cli._summary([result_json(r)], 0.0)["unknown"] == 1  # so quorem verify exits 2
+    assert cli._summary([result_json(r)], 0.0)["unknown"] == 1  # so quorem verify exits 3
     # A wrong rule is still refuted on the grid, with a replayed counterexample.
     (trunc,) = parse_rules(_SPLIT.replace("floor", "trunc"))
     refuted = prove(Obligation(trunc, Semantics.TRUNC, 0, "equivalence"))

@@ -1,9 +1,14 @@
 """A proof cache, so CI re-proves only the rules that changed.
 
 An entry is keyed by the rule's text (whitespace-normalised, so moving a rule within a
-file keeps its proofs), the obligation (semantics, kind, arity), the prover's version
-and Z3's version: changing any of them proves the rule again. Only definite answers
+file keeps its proofs), the obligation (semantics, kind, arity), a digest of the code the
+proof relies on (:func:`quorem.verify.digest.code_digest`: the prover, the division
+encodings, the rule parser and compiler, the interval functions, ``fits_int64``...) and
+Z3's version: changing any of them proves the rule again. Only definite answers
 (proven, unsound) are cached; unknown never is.
+
+The cache is written as results arrive (at most every :data:`SAVE_INTERVAL` seconds,
+and at the end), so an interrupted run keeps the proofs it finished.
 """
 
 from __future__ import annotations
@@ -11,15 +16,19 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import time
 from pathlib import Path
 from typing import Any, Final
 
 import z3
+from quorem.verify.digest import code_digest
 from quorem.verify.prove import PROVEN_STATUSES, Obligation
 
-__all__ = ["PROVER_VERSION", "ProofCache", "cache_key"]
+__all__ = ["SAVE_INTERVAL", "ProofCache", "cache_key"]
 
-PROVER_VERSION: Final = "1"  # bump whenever the encoding changes
+# Seconds between two saves while results arrive: the file holds thousands of entries,
+# and writing it after each of them would cost more than some proofs.
+SAVE_INTERVAL: Final = 2.0
 
 
 def cache_key(ob: Obligation) -> str:
@@ -32,7 +41,7 @@ def cache_key(ob: Obligation) -> str:
         ob.semantics.value if ob.semantics else "any",
         ob.kind,
         str(ob.arity),
-        PROVER_VERSION,
+        code_digest(),
         z3.get_version_string(),
     ]
     return hashlib.sha256("\x00".join(parts).encode()).hexdigest()
@@ -51,6 +60,7 @@ class ProofCache:
     def __init__(self, path: Path | None = None) -> None:
         self.path = path or default_path()
         self.entries: dict[str, dict[str, Any]] = {}
+        self.saved_at = time.monotonic()
         try:
             loaded = json.loads(self.path.read_text(encoding="utf-8"))
             if isinstance(loaded, dict):
@@ -67,8 +77,14 @@ class ProofCache:
         if entry.get("status") in {*PROVEN_STATUSES, "unsound"}:
             self.entries[cache_key(ob)] = entry
 
+    def save_if_due(self) -> None:
+        """:meth:`save`, unless the last save was less than :data:`SAVE_INTERVAL` ago."""
+        if time.monotonic() - self.saved_at >= SAVE_INTERVAL:
+            self.save()
+
     def save(self) -> None:
         """Write the cache (best effort: an unwritable cache only costs time)."""
+        self.saved_at = time.monotonic()
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             tmp = self.path.with_suffix(".tmp")

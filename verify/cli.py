@@ -1,15 +1,15 @@
 """``quorem verify``: prove rule files sound, for people writing rules and for CI.
 
-Exit status: 0 every obligation proven; 1 some rule unsound; 2 some obligation unknown
-(unless ``--allow-unknown``); 3 usage or input errors (a bad rules file, say).
+Exit status, as every quorem command: 0 every obligation proven; 1 some rule unsound;
+2 usage or input errors (a bad rules file, say; ``quorem`` exits 2 too when Z3 is
+missing); 3 some obligation unknown (unless ``--allow-unknown``); 130 interrupted.
 """
 
 from __future__ import annotations
 
 import argparse
-import hashlib
-import inspect
 import json
+import os
 import sys
 import time
 import xml.etree.ElementTree as ET
@@ -17,11 +17,14 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Final
 
-from quorem.engine import interval
+import quorem.engine
+import quorem.rules
+import z3
 from quorem.engine.errors import QuoremError
 from quorem.engine.rule import Rule
-from quorem.verify import intervals
 from quorem.verify.cache import ProofCache, cache_key
+from quorem.verify.digest import code_digest
+from quorem.verify.interrupt import interruptible
 from quorem.verify.intervals import interval_obligations
 from quorem.verify.jobs import Job, load_rules, run_jobs
 from quorem.verify.prove import (
@@ -44,16 +47,18 @@ __all__ = ["main", "verify_rules"]
 
 EXIT_PROVEN: Final = 0
 EXIT_UNSOUND: Final = 1
-EXIT_UNKNOWN: Final = 2
-EXIT_USAGE: Final = 3
+EXIT_USAGE: Final = 2
+EXIT_UNKNOWN: Final = 3
+EXIT_BROKEN_PIPE: Final = 1  # as quorem's other commands: the report was cut short
+EXIT_INTERRUPTED: Final = 130
 
 
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="quorem verify",
         description="Prove rules sound with Z3 (the shipped rules, or FILE.rules ...).",
-        epilog="Exit status: 0 all proven; 1 some rule unsound; 2 some obligation unknown "
-        "(unless --allow-unknown); 3 usage or input errors.",
+        epilog="Exit status: 0 all proven; 1 some rule unsound; 2 usage or input errors; "
+        "3 some obligation unknown (unless --allow-unknown); 130 interrupted.",
     )
     p.add_argument("files", nargs="*", help="rules files (default: the shipped rules)")
     p.add_argument("--rule", action="append", default=[], help="only the rule NAME (repeatable)")
@@ -94,8 +99,10 @@ def verify_rules(
     ``kinds`` may name ``equivalence``, ``int64``, ``termination`` and
     ``termination-context``; with ``intervals`` the engine's interval analysis is proven
     too. Results come rule obligations first, then termination, then the nested order,
-    then the interval proofs, each in rule order; ``progress`` is called with each in
-    that order. Definite results are cached in ``cache``.
+    then the interval proofs, each in rule order; ``progress`` is called with each as
+    soon as it is known: the cached ones first, then each job's as it finishes (in rule
+    order with one job at a time). Definite results are cached in ``cache`` as they
+    arrive, and it is saved on the way out, interrupted or not.
     """
     obs = [ob for r in rules for ob in obligations_of(r, arity) if ob.kind in kinds]
     if "termination" in kinds:
@@ -130,26 +137,30 @@ def verify_rules(
             slots.append([len(results)])
             work.append(Job(("interval",), name))
             results.append(None)
-    shown = 0
-
-    def show_ready() -> None:
-        nonlocal shown
-        while shown < len(results) and results[shown] is not None:
-            if progress:
-                progress(results[shown])
-            shown += 1
+    if progress:
+        for r in results:
+            if r is not None:
+                progress(r)
 
     def on_result(j: int, rs: list[dict[str, Any]]) -> None:
         for i, r in zip(slots[j], rs, strict=True):
             results[i] = r
-        show_ready()
+        if cache is not None:
+            # Cached as they arrive, so an interrupted run keeps what it proved.
+            _remember(cache, [(obs[i], keys[i], results[i]) for i in slots[j] if i < len(obs)])
+            if intervals and interval_hit is None:
+                _remember_intervals(cache, results[first_interval:])
+            cache.save_if_due()
+        if progress:
+            for r in rs:
+                progress(r)
 
-    show_ready()
-    run_jobs(work, rules, files, jobs, on_result)
-    done = [r for r in results if r is not None]
-    if cache is not None:
-        _remember(cache, obs, keys, done[: len(obs)], done[first_interval:] if intervals else [])
-    return done
+    try:
+        run_jobs(work, rules, files, jobs, on_result, in_order=False)
+    finally:
+        if cache is not None:
+            cache.save()
+    return [r for r in results if r is not None]
 
 
 _TERMINATION_KINDS: Final = ("termination", NESTED_OBLIGATION)
@@ -161,34 +172,30 @@ def _cache_key(ob: Obligation, digest: str) -> str:
     return cache_key(ob)
 
 
-def _remember(
-    cache: ProofCache,
-    obs: Sequence[Obligation],
-    keys: Sequence[str],
-    results: Sequence[dict[str, Any]],
-    interval_results: Sequence[dict[str, Any]],
-) -> None:
+def _remember(cache: ProofCache, done: Sequence[tuple[Obligation, str, Any]]) -> None:
     """Cache definite results: proofs and confirmed counterexamples, never unknowns."""
-    for ob, key, r in zip(obs, keys, results, strict=True):
-        if r.get("cached"):
+    for ob, key, r in done:
+        if r is None or r.get("cached"):
             continue
         entry = {k: v for k, v in r.items() if k not in ("file", "line")}
         if ob.kind not in _TERMINATION_KINDS:
             cache.put(ob, entry)  # keyed by cache_key(ob), as ``key`` is
         elif entry.get("status") == "proven":
             cache.entries[key] = entry
-    fresh = [r for r in interval_results if not r.get("cached")]
-    if fresh and all(r["status"] == "proven" for r in fresh):
-        cache.entries[_interval_key()] = {"results": list(fresh)}
-    cache.save()
+
+
+def _remember_intervals(cache: ProofCache, results: Sequence[dict[str, Any] | None]) -> None:
+    """Cache the interval proofs once all of them are in and proven (one entry)."""
+    if results and all(r is not None and r["status"] == "proven" for r in results):
+        cache.entries[_interval_key()] = {"results": list(results)}
 
 
 OBLIGATIONS_ALL: Final = (*OBLIGATIONS, "interval", "termination", NESTED_OBLIGATION)
 
 
 def _interval_key() -> str:
-    sources = inspect.getsource(interval) + inspect.getsource(intervals)
-    return "interval:" + hashlib.sha256(sources.encode()).hexdigest()
+    # The interval proofs run the engine's own code: they hold for this code digest.
+    return f"interval:{code_digest()}:{z3.get_version_string()}"
 
 
 def _summary(results: Sequence[dict[str, Any]], seconds: float) -> dict[str, Any]:
@@ -201,27 +208,53 @@ def _summary(results: Sequence[dict[str, Any]], seconds: float) -> dict[str, Any
     }
 
 
+def _relative(file: str) -> str:
+    """``file`` as a path relative to the working directory or to quorem, never absolute.
+
+    Relative to the working directory when inside it, else to the folder holding the
+    shipped rules or the engine (``rules/00-fold.rules``, ``engine/interval.py``
+    wherever quorem is installed), else ``..``-relative to the working directory: a
+    report reads the same on every machine and checkout.
+    """
+    path = Path(file).resolve()
+    roots = [Path.cwd().resolve()]
+    roots += [
+        Path(m.__file__ or ".").resolve().parent.parent for m in (quorem.rules, quorem.engine)
+    ]
+    for root in roots:
+        if path.is_relative_to(root):
+            return path.relative_to(root).as_posix()
+    try:
+        return Path(os.path.relpath(path)).as_posix()
+    except ValueError:  # another drive (Windows)
+        return path.name
+
+
 def _write_junit(path: Path, results: Sequence[dict[str, Any]], seconds: float) -> None:
+    # Counted as the summary counts: anything neither proven nor unsound (unknown,
+    # vacuous, proven-on-grid) is an error, which fails CI as the exit status does.
+    undecided = [r for r in results if r["status"] not in {*PROVEN_STATUSES, "unsound"}]
     suite = ET.Element(
         "testsuite",
         name="quorem verify",
         tests=str(len(results)),
         failures=str(sum(r["status"] == "unsound" for r in results)),
-        errors=str(sum(r["status"] == "unknown" for r in results)),
+        errors=str(len(undecided)),
         time=f"{seconds:.3f}",
     )
     for r in results:
         case = ET.SubElement(
             suite,
             "testcase",
-            classname=f"{r['file']}:{r['line']}",
+            classname=f"{_relative(r['file'])}:{r['line']}",
             name=f"{r['name']} [{r['semantics']} {r['obligation']}]",
             time=str(r["seconds"]),
         )
         if r["status"] == "unsound":
             ET.SubElement(case, "failure", message="UNSOUND").text = r.get("report", "")
-        elif r["status"] == "unknown":
-            ET.SubElement(case, "error", message="unknown").text = r.get("report", "")
+        elif r["status"] not in PROVEN_STATUSES:
+            why = f"{r['status']} ({r['method']})"
+            ET.SubElement(case, "error", message=why).text = r.get("report", "") or why
     path.parent.mkdir(parents=True, exist_ok=True)
     ET.ElementTree(suite).write(path, encoding="utf-8", xml_declaration=True)
 
@@ -261,7 +294,35 @@ def _line(r: dict[str, Any]) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run ``quorem verify`` with ``argv``; return the exit status."""
+    """Run ``quorem verify`` with ``argv``; return the exit status.
+
+    Ctrl-C stops the run at once (exit 130, no traceback) keeping every proof finished
+    so far in the cache; a closed output pipe (``quorem verify | head``) ends it quietly.
+    """
+    try:
+        with interruptible():
+            return _main(argv)
+    except KeyboardInterrupt:
+        print(
+            "\nquorem verify: interrupted (the proofs finished are in the cache)",
+            file=sys.stderr,
+        )
+        return EXIT_INTERRUPTED
+    except BrokenPipeError:
+        _silence_stdout()
+        return EXIT_BROKEN_PIPE
+
+
+def _silence_stdout() -> None:
+    """After a closed pipe, send stdout to devnull so interpreter exit does not complain."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
+
+
+def _main(argv: Sequence[str] | None) -> int:
     parser = _parser()
     try:
         args = parser.parse_args(argv)
@@ -311,10 +372,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         json.dump({"rules": out, "summary": summary}, sys.stdout)
         print()
     else:
-        if show is None or any(r.get("cached") for r in results):
-            for r in results:
-                if r.get("cached"):
-                    print(_line(r))
+        # Every result was printed as it arrived (_Progress); only the reports follow.
         for r in results:
             if r["status"] not in PROVEN_STATUSES and r.get("report"):
                 print("\n" + r["report"])

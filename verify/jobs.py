@@ -13,7 +13,7 @@ from __future__ import annotations
 import dataclasses
 import multiprocessing
 from collections.abc import Callable, Sequence
-from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures import Future, ProcessPoolExecutor, as_completed
 from typing import Any, Final
 
 import z3
@@ -23,8 +23,9 @@ from quorem.engine.rule import Rule
 from quorem.engine.rulefile import load_rule_files
 from quorem.rules import constraint_rule_files, lowering_rule_files, rule_files
 from quorem.verify import prove as prove_module
+from quorem.verify.interrupt import ignore_interrupts
 from quorem.verify.intervals import IntervalProof, prove_interval
-from quorem.verify.prove import Obligation, prove, result_json
+from quorem.verify.prove import Obligation, ProofResult, prove, result_json
 from quorem.verify.termination import NESTED_OBLIGATION, check_nested, check_termination
 
 __all__ = ["Job", "interval_job_result", "load_rules", "run_jobs"]
@@ -79,6 +80,7 @@ _worker_rules: dict[str, Rule] = {}
 
 
 def _init_worker(files: Sequence[str]) -> None:
+    ignore_interrupts()
     _worker_rules.clear()
     _worker_rules.update((r.name, r) for r in load_rules(files))
 
@@ -127,8 +129,24 @@ def _run_once(job: Job, rules: dict[str, Rule]) -> list[dict[str, Any]]:
             r = check_nested(ob, job.timeout)
         else:
             r = prove(ob, job.timeout)
-        out.append({**result_json(r), "report": r.report})
+        out.append({**result_json(r), "report": _located(r)})
     return out
+
+
+def _located(r: ProofResult) -> str:
+    """``r``'s report, headed by ``file:line``, the rule and the obligation when not proven.
+
+    Counterexamples and termination failures say where they are; a vacuous or timed-out
+    obligation's report ("Z3 answered unknown (timeout)") and a grid proof (no report)
+    would not, and in a run of thousands the reader must find the rule.
+    """
+    if r.ok:
+        return r.report
+    ob = r.obligation
+    if r.report.startswith(ob.rule.location):
+        return r.report
+    head = f"{ob.rule.location}: rule {ob.rule.name} ({ob.label}): {r.status} ({r.method})"
+    return "\n  ".join([head, *r.report.splitlines()])
 
 
 def _undecided(results: list[dict[str, Any]]) -> bool:
@@ -164,8 +182,27 @@ def _run(job: Job, rules: dict[str, Rule]) -> list[dict[str, Any]]:
 def _run_in_new_process(job: Job, rule: Rule) -> list[dict[str, Any]]:
     """``_run_once`` of ``job`` in a new Python process (spawned: nothing inherited)."""
     context = multiprocessing.get_context("spawn")
-    with ProcessPoolExecutor(max_workers=1, mp_context=context) as pool:
-        return pool.submit(_run_once, job, {job.name: rule}).result()
+    pool = ProcessPoolExecutor(max_workers=1, mp_context=context, initializer=ignore_interrupts)
+    try:
+        out = pool.submit(_run_once, job, {job.name: rule}).result()
+    except BaseException:
+        _stop(pool)
+        raise
+    pool.shutdown(wait=True)
+    return out
+
+
+def _stop(pool: ProcessPoolExecutor) -> None:
+    """Cancel the queued jobs and terminate the workers, which ignore Ctrl-C.
+
+    Interrupted, a job failed, or the output pipe closed: do not wait for the running
+    proofs to end. (CPython keeps the workers in ``_processes``, which shutdown forgets.)
+    """
+    processes = list((getattr(pool, "_processes", None) or {}).values())
+    pool.shutdown(wait=False, cancel_futures=True)
+    for proc in processes:
+        if proc.is_alive():
+            proc.terminate()
 
 
 def _worker_run(job: Job) -> list[dict[str, Any]]:
@@ -178,13 +215,18 @@ def run_jobs(
     files: Sequence[str],
     workers: int,
     on_result: Callable[[int, list[dict[str, Any]]], object],
+    *,
+    in_order: bool = True,
 ) -> None:
     """Run ``jobs``; call ``on_result(i, results)`` for each, in the order of ``jobs``.
 
-    ``results`` has one entry per kind of the job, in the job's order.
+    ``results`` has one entry per kind of the job, in the job's order. With ``in_order``
+    false, ``on_result`` is called as each job finishes instead, whatever its index (a
+    report that prints as results arrive, and a cache saved as they do).
 
     ``rules`` are the rules the jobs name (already loaded from ``files``, which the
-    worker processes load again). With one worker everything runs in this process.
+    worker processes load again). With one worker everything runs in this process. An
+    interrupt (Ctrl-C) cancels the jobs not started and propagates.
     """
     if workers <= 1 or len(jobs) <= 1:
         by_name = {r.name: r for r in rules}
@@ -192,11 +234,21 @@ def run_jobs(
             on_result(i, _run(job, by_name))
         return
     order = sorted(range(len(jobs)), key=lambda i: -jobs[i].cost)
-    with ProcessPoolExecutor(
+    pool = ProcessPoolExecutor(
         max_workers=workers, initializer=_init_worker, initargs=(list(files),)
-    ) as pool:
+    )
+    try:
         futures: dict[int, Future[list[dict[str, Any]]]] = {
             i: pool.submit(_worker_run, jobs[i]) for i in order
         }
-        for i in range(len(jobs)):
-            on_result(i, futures[i].result())
+        if in_order:
+            for i in range(len(jobs)):
+                on_result(i, futures[i].result())
+        else:
+            index = {f: i for i, f in futures.items()}
+            for f in as_completed(index):
+                on_result(index[f], f.result())
+    except BaseException:
+        _stop(pool)
+        raise
+    pool.shutdown(wait=True)

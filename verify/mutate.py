@@ -22,8 +22,8 @@ and it is
 * ``UNKNOWN``: neither (a timeout, or a counterexample the engine does not reproduce).
 
 Run ``python -m quorem.verify.mutate [--jobs N]``: the summary goes to stdout, one line
-per mutant to stderr as it is classified. Exit status 0 when no mutant is ``UNKNOWN``,
-2 otherwise, 3 for usage errors.
+per mutant to stderr as it is classified. Exit status, as every quorem command: 0 when
+no mutant is ``UNKNOWN``, 3 (inconclusive) otherwise, 2 for usage errors.
 """
 
 from __future__ import annotations
@@ -80,6 +80,8 @@ UNKNOWN: Final = "UNKNOWN"
 NEVER_FIRES: Final = "proven (never fires)"
 _SOUND: Final = frozenset({*PROVEN_STATUSES, NEVER_FIRES})
 VERDICTS: Final = (KILLED, SURVIVED, UNKNOWN)
+EXIT_USAGE: Final = 2
+EXIT_UNKNOWN: Final = 3
 _FIELDS: Final = ("pattern", "lets", "guard", "rewrite")
 
 T = TypeVar("T")
@@ -526,13 +528,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         args = _parser().parse_args(argv)
     except SystemExit as exc:
-        return 3 if exc.code else 0
+        return EXIT_USAGE if exc.code else 0
     rules = list(default_ruleset().rules)
     missing = sorted(set(args.rule) - {r.name for r in rules})
     if missing or args.arity < 1 or args.jobs < 1 or args.timeout <= 0:
         why = f"no rule named {', '.join(missing)}" if missing else "bad --arity/--jobs/--timeout"
         print(f"mutate: error: {why}", file=sys.stderr)
-        return 3
+        return EXIT_USAGE
     if args.rule:
         rules = [r for r in rules if r.name in args.rule]
     report = run_mutation_test(
@@ -543,7 +545,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         progress=lambda r: print(_line(r), file=sys.stderr, flush=True),
     )
     print(report.summary())
-    return 2 if report.count(UNKNOWN) else 0
+    return EXIT_UNKNOWN if report.count(UNKNOWN) else 0
 
 
 if __name__ == "__main__":

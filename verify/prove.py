@@ -438,10 +438,15 @@ def _replay_model(ob: Obligation, values: dict[str, int]) -> tuple[dict[str, int
 
 def _report(ob: Obligation, values: dict[str, int], rep: Replay) -> str:
     rule = ob.rule
+    if not rep.confirmed:
+        verdict = "not proven"
+    elif rep.kind == "overflow":
+        # Not a wrong value: a value machine code cannot hold (the obligation still fails).
+        verdict = "OVERFLOW (equal values, an intermediate of the rewrite leaves int64)"
+    else:
+        verdict = "UNSOUND"
     lines = [
-        f"{rule.location}: rule {rule.name} ({ob.label}): UNSOUND"
-        if rep.confirmed
-        else f"{rule.location}: rule {rule.name} ({ob.label}): not proven",
+        f"{rule.location}: rule {rule.name} ({ob.label}): {verdict}",
         f"  doc: {rule.doc}",
         "  example:",
     ]

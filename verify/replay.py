@@ -29,6 +29,10 @@ class Replay:
     confirmed: bool
     note: str
     lines: list[str]
+    # How a confirmed counterexample fails: "mismatch" (the values differ), "division by
+    # zero" (the rewrite's), or "overflow" (the values agree but the rewrite computes a
+    # value outside int64 where the input does not).
+    kind: str = ""
 
 
 def _bounds(values: dict[str, int], name: str, v: int) -> tuple[int, int]:
@@ -70,6 +74,50 @@ def _bindings(
                 env[vname] = v
             b[name] = terms
     return b, env
+
+
+def _sequences(p: Pattern) -> dict[str, str]:
+    """Each sequence term name of ``p`` and the sum it belongs to: ``{"t": "sum(K*t)"}``."""
+    out: dict[str, str] = {}
+    if isinstance(p, POp):
+        for k in p.children:
+            out.update(_sequences(k))
+    elif isinstance(p, PSum):
+        if p.seq is not None:
+            out[p.seq.term] = f"sum({p.seq.coef}*{p.seq.term})"
+        for a in p.addends:
+            out.update(_sequences(a.pattern))
+    return out
+
+
+def _ordinal(i: int) -> str:
+    return {1: "first", 2: "second", 3: "third"}.get(i, f"{i}th")
+
+
+def name_notes(rule: Rule, arity: int, values: dict[str, int]) -> list[str]:
+    """What each variable the replayed term shows stands for, where its name does not say.
+
+    The engine's variables are plain names: the addends ``t[i]`` of ``sum(K*t)`` become
+    ``t_1``, ``t_2``..., and a value outside int64 (a partial sum, for the prover) is
+    built as two in-range variables ``x_1 + x_2``.
+    """
+    notes = []
+    sums = _sequences(rule.pattern)
+    for name, kind in rule.names.items():
+        if kind is NameKind.SEQ_TERM:
+            total = sums.get(name, f"the sequence {name}")
+            notes += [
+                f"{name}_{i} is {name}[{i}], the {_ordinal(i)} addend of {total}"
+                for i in range(1, arity + 1)
+            ]
+        elif kind is NameKind.TERM and name in values:
+            v = values[name]
+            if not INT64_MIN <= v <= INT64_MAX:
+                notes.append(
+                    f"{name}_1 + {name}_2 is {name} = {v}, outside int64: the prover's "
+                    f"{name} is a partial sum, built as two in-range variables"
+                )
+    return notes
 
 
 def _build(p: Pattern, b: dict[str, object], sem: Semantics | None) -> Term:
@@ -168,7 +216,8 @@ def replay(
         return Replay(False, f"cannot build the pattern's term: {exc}", [])
     compiled = [c for c in RuleSet([rule]).compiled if c.semantics is semantics]
     out = compiled[0].apply(lhs) if compiled else None
-    lines = [f"input:    {lhs}"]
+    lines = [f"where:    {note}" for note in name_notes(rule, arity, values)]
+    lines.append(f"input:    {lhs}")
     if out is None:
         return Replay(False, "the engine does not apply the rule to this term", lines)
     lines.append(f"rewrite:  {out}")
@@ -181,17 +230,18 @@ def replay(
         got = evaluate(out, env, check_bounds=False)
     except EvaluationError:
         lines.append("  the rewrite divides by zero where the input is defined")
-        return Replay(True, "", lines)
+        return Replay(True, "", lines, "division by zero")
     lines += [f"    {u} = {v}" for u, v in _subterm_values(out, env)]
     lines.append(f"  input value {want}, rewrite value {got}")
     if got != want:
         lines.append("  MISMATCH, confirmed by the engine")
-        return Replay(True, "", lines)
+        return Replay(True, "", lines, "mismatch")
     if int64 and _overflow(lhs, env) is None:
         wide = _overflow(out, env)
         if wide is not None:
             lines.append(
-                "  the rewrite computes a value outside int64 where the input does not: " + wide
+                "  OVERFLOW, confirmed by the engine: the values agree, but the rewrite "
+                "computes a value outside int64 where the input does not: " + wide
             )
-            return Replay(True, "", lines)
+            return Replay(True, "", lines, "overflow")
     return Replay(False, "the engine's values agree at this point", lines)
