@@ -150,7 +150,8 @@ class Coverage:
 
     ``rules`` are in priority order (every rule of the set, fired or not); ``residues``
     most frequent first. ``steps`` is the sum of every case's rule applications,
-    equal to the sum of ``applications`` over ``rules``.
+    equal to the sum of ``applications`` over ``rules``. ``failed``: the cases whose
+    rewrite raised (an engine bug), with the error; they count in ``cases`` only.
     """
 
     cases: int
@@ -161,6 +162,7 @@ class Coverage:
     stop_reasons: Counter[str]
     rules: list[RuleStats]
     residues: list[ResidueGroup]
+    failed: list[tuple[str, str]] = dataclasses.field(default_factory=list)
 
     @property
     def never_fired(self) -> list[RuleStats]:
@@ -307,11 +309,16 @@ class _Collector:
         self.groups: dict[str, ResidueGroup] = {}
         self.steps = self.ops_before = self.ops_after = self.with_divisions = 0
         self.stop_reasons: Counter[str] = Counter()
+        self.failed: list[tuple[str, str]] = []
 
     def add(self, case: Case, max_steps: int | None) -> None:
-        result = rewrite_given(case.term, self.ruleset, case.given, max_steps=max_steps, trace=True)
-        if len(result.trace) != result.steps:  # the trace is the run's every step
-            raise AssertionError(f"{case.label}: {len(result.trace)} traced, {result.steps} steps")
+        try:
+            result = rewrite_given(
+                case.term, self.ruleset, case.given, max_steps=max_steps, trace=True
+            )
+        except Exception as exc:  # an engine bug must not end the report (as in a batch)
+            self.failed.append((case.label, f"{type(exc).__name__}: {exc}"))
+            return
         self.steps += result.steps
         self.stop_reasons[result.reason.value] += 1
         for name, n in result.counts.items():
@@ -378,6 +385,7 @@ class _Collector:
             stop_reasons=self.stop_reasons,
             rules=[self.stats[r.name] for r in self.ruleset.rules],
             residues=residues,
+            failed=self.failed,
         )
 
 

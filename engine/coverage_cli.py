@@ -37,7 +37,7 @@ results grouped by shape (literals shown as C, variables renamed a, b, ...).
 
 exit status:
   0  every line of the corpora was simplified
-  1  some lines could not be read (each reported on stderr as FILE:LINE: why)
+  1  some lines could not be read or simplified (each reported on stderr)
   2  usage or input error (unreadable corpus, bad rules file)
 """
 
@@ -154,8 +154,8 @@ def _stream_lines(source: str, lines: Any) -> Iterator[tuple[int, str | None]]:
 def run_coverage(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     """``quorem coverage``: report on ``out`` (text, or JSON with ``--json``).
 
-    Returns 0, or 1 when some corpus lines could not be read (each is reported on
-    ``err``). Raises :class:`CoverageUsageError` or a rules file's
+    Returns 0, or 1 when some corpus lines could not be read or simplified (each is
+    reported on ``err``). Raises :class:`CoverageUsageError` or a rules file's
     :class:`~quorem.engine.errors.RuleError` for usage and input errors (status 2).
     """
     ruleset = ruleset_of(args.rules, args.only_rules)
@@ -172,8 +172,10 @@ def run_coverage(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             Path(args.html).write_text(to_html(report, title), encoding="utf-8")
         except OSError as exc:
             raise CoverageUsageError(f"cannot write {args.html}: {exc.strerror or exc}") from None
+    for label, why in report.failed:
+        err.write(f"quorem coverage: {label}: internal error, please report it: {why}\n")
     if args.json:
         out.write(json.dumps(to_json(report), indent=1) + "\n")
     else:
         out.write(to_text(report))
-    return EXIT_LINE_ERRORS if bad else EXIT_OK
+    return EXIT_LINE_ERRORS if bad or report.failed else EXIT_OK

@@ -67,6 +67,7 @@ def to_json(report: Coverage) -> dict[str, Any]:
         "never_fired": [s.name for s in report.never_fired],
         "shadowed": [s.name for s in report.shadowed],
         "residues": [_residue_json(g) for g in report.residues],
+        "failed": [{"case": label, "error": why} for label, why in report.failed],
     }
 
 

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import quorem.engine.coverage as module
 from quorem.engine.api import parse
 from quorem.engine.cli import main
 from quorem.engine.coverage import Case, coverage, residue_shape
@@ -231,3 +232,25 @@ def test_steps_count_the_clauses_rewritten_in_context() -> None:
     result = rewrite_given(term, default_ruleset(), [])
     assert result.counts["fold-eq-by-range"] == 1  # made in the context pass
     assert result.steps == sum(result.counts.values()) == 3
+
+
+def test_an_engine_error_is_reported_not_raised(
+    bench: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A case whose rewrite raises is named on stderr (exit 1); the others still count."""
+    real = module.rewrite_given
+
+    def flaky(term: Any, *args: Any, **kwargs: Any) -> Any:
+        if "//" in str(term):
+            raise RuntimeError("boom")
+        return real(term, *args, **kwargs)
+
+    monkeypatch.setattr(module, "rewrite_given", flaky)
+    rules, corpus = bench
+    status, out, err = run("coverage", str(corpus), "--rules", str(rules), "--json")
+    assert status == 1
+    assert "quorem coverage: wide: internal error, please report it: RuntimeError: boom" in err
+    report = json.loads(out)
+    assert [f["case"] for f in report["failed"]] == ["wide", "wide2"]
+    assert report["cases"] == 4
+    assert report["steps"] == 2
