@@ -34,6 +34,7 @@ from quorem.engine.api import (
     parse,
     to_text,
 )
+from quorem.engine.coverage_cli import add_coverage_parser
 from quorem.engine.emit import DEFAULT_NAME, LANGUAGES, emit
 from quorem.engine.indexing.hlo_cli import add_hlo_parser
 from quorem.engine.indexing.map_cli import add_map_parser
@@ -757,6 +758,7 @@ def build_parser() -> argparse.ArgumentParser:
     rules.set_defaults(handler=cmd_rules)
     add_map_parser(subs)
     add_hlo_parser(subs)
+    add_coverage_parser(subs)
     subs.add_parser(
         "verify",
         help="prove rules sound with Z3 (needs the verify extra; see quorem verify --help)",

@@ -504,7 +504,8 @@ def _phases(
         if last is not _FIXED_POINT:
             reason = last
         if reason is _FIXED_POINT and logic_built():
-            in_context = _context_pass(term, ruleset, budget, counts, steps)
+            in_context, spent = _context_pass(term, ruleset, budget, counts, steps)
+            n_steps += spent  # the clauses' rewrites are steps of this run too
             if in_context is not term:
                 term, reason, more = _run(in_context, dispatch, budget, counts, steps, batch=batch)
                 n_steps += more
@@ -526,7 +527,7 @@ _AND_OP, _OR_OP = Op.AND, Op.OR
 
 def _context_pass(
     term: Term, ruleset: RuleSet, budget: Budget, counts: dict[str, int], steps: list[Step] | None
-) -> Term:
+) -> tuple[Term, int]:
     """Each ``and``/``or`` node's clauses simplified in their context, bottom-up.
 
     A clause of a conjunction matters only where the other clauses hold, and a clause of
@@ -536,8 +537,9 @@ def _context_pass(
     conjunction whose other clauses contradict each other is 0). A clause's rewrite is
     kept only if it is defined and fits int64 with the variables' full ranges wherever
     the clause is and does (:func:`quorem.engine.context.safe_outside`), since the clause
-    is still computed where the context fails.
+    is still computed where the context fails. Also returns the rule applications made.
     """
+    spent = 0
     memo: dict[Term, Term] = {}
     tails = _chain_tails(term)
     for t in postorder(term):
@@ -551,9 +553,10 @@ def _context_pass(
             if t.fits64 and not new.fits64:
                 new = _rebuild_fitting(t, t.args, new_args)
         if (new.op is _AND_OP or new.op is _OR_OP) and t not in tails:
-            new = _junction_in_context(new, ruleset, budget, counts, steps)
+            new, more = _junction_in_context(new, ruleset, budget, counts, steps)
+            spent += more
         memo[t] = new
-    return memo[term]
+    return memo[term], spent
 
 
 def _chain_tails(term: Term) -> set[Term]:
@@ -575,11 +578,12 @@ def _chain_tails(term: Term) -> set[Term]:
 
 def _junction_in_context(
     t: Term, ruleset: RuleSet, budget: Budget, counts: dict[str, int], steps: list[Step] | None
-) -> Term:
+) -> tuple[Term, int]:
     conj = t.op is _AND_OP
     clauses = junction_clauses(t, _JUNCTION_CLAUSES)
+    spent = 0
     if not clauses:
-        return t
+        return t, spent
     # The clauses with the most divisions first: where two clauses imply each other
     # (``x < 8`` and ``x // 8 == 0`` on x >= 0), the one dropped is the costlier.
     clauses.sort(key=count_divmod, reverse=True)
@@ -590,15 +594,16 @@ def _junction_in_context(
             context = others if conj else [logical_not(o) for o in others]
             known = knowledge(context, {})
             if known is None:  # the others cannot all hold (conj) / all fail (disj)
-                return const(0 if conj else 1)
+                return const(0 if conj else 1), spent
             narrowed, back = in_context(clause, known)
             if not back and narrowed is clause:
                 continue
-            result, _, _ = _phases(narrowed, ruleset, budget, counts, steps)
+            result, _, more = _phases(narrowed, ruleset, budget, counts, steps)
+            spent += more
             result = restore_variables(result, back)
             if result is not clause and safe_outside(result, clause):
                 clauses[i] = result
                 changed = True
         if not changed:
             break
-    return (conjunction if conj else disjunction)(clauses)
+    return (conjunction if conj else disjunction)(clauses), spent

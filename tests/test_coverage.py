@@ -1,0 +1,256 @@
+"""``quorem coverage``: per-rule counts that add up, shadowing, residues, the three reports."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import os
+import shutil
+import subprocess
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import pytest
+import quorem.engine.coverage as module
+from quorem.engine.api import parse
+from quorem.engine.cli import main
+from quorem.engine.coverage import Case, coverage, residue_shape
+from quorem.engine.ops import Semantics
+from quorem.engine.rewrite import rewrite_given
+from quorem.engine.ruleset import RuleSet, default_ruleset
+from support import REPO
+
+CORPORA = REPO / "benchmarks" / "corpora"
+# Corpora with plain cases, ``given`` conditions, and/or clauses (the context pass),
+# early-phase rules taking terms from later ones, and symbolic divisors.
+SAMPLE = ["given.jsonl", "masks.jsonl", "halide.jsonl", "ladder_nest.jsonl", "symbolic_div.jsonl"]
+
+EXAMPLE = REPO / "docs" / "examples" / "coverage"  # the README's example
+
+
+def run(*argv: str) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        status = main(list(argv))
+    return status, out.getvalue(), err.getvalue()
+
+
+@pytest.fixture
+def bench() -> tuple[Path, Path]:
+    """The README example's rules file and corpus."""
+    return EXAMPLE / "mine.rules", EXAMPLE / "corpus.jsonl"
+
+
+def _batch_lines(path: Path) -> list[dict[str, Any]]:
+    status, out, _ = run("simplify", "--batch", str(path))
+    assert status == 0
+    return [json.loads(line) for line in out.splitlines()]
+
+
+def test_applications_add_up_to_the_batch_run() -> None:
+    """Per rule, the cases it fired in are the batch lines naming it, and the
+    applications sum to the steps of the same runs."""
+    paths = [CORPORA / name for name in SAMPLE]
+    status, out, err = run("coverage", *map(str, paths), "--json")
+    assert status == 0, err
+    report = json.loads(out)
+    batch = [line for p in paths for line in _batch_lines(p)]
+    assert report["cases"] == len(batch)
+    lines_naming: Counter[str] = Counter(name for line in batch for name in line["rules"])
+    by_rule = {r["name"]: r for r in report["rules"]}
+    assert {n: r["cases"] for n, r in by_rule.items() if r["cases"]} == dict(lines_naming)
+    assert sum(r["applications"] for r in report["rules"]) == report["steps"]
+    if all(isinstance(line["rules"], dict) for line in batch):  # counts per rule per line
+        counts: Counter[str] = Counter()
+        for line in batch:
+            counts.update(line["rules"])
+        assert {n: r["applications"] for n, r in by_rule.items() if r["applications"]} == counts
+    # The steps are those of the library's runs, case by case.
+    ruleset = default_ruleset()
+    steps = 0
+    for p in paths:
+        for text in p.read_text(encoding="utf-8").splitlines():
+            record = json.loads(text)
+            sem = Semantics(record["semantics"])
+            bounds = {k: tuple(v) for k, v in record.get("vars", {}).items()}
+            term = parse(record["expr"], bounds, sem)
+            given = [parse(g, bounds, sem) for g in record.get("given", [])]
+            result = rewrite_given(term, ruleset, given)
+            assert result.steps == sum(result.counts.values()), record["id"]
+            steps += result.steps
+    assert report["steps"] == steps
+    assert steps > len(batch)  # the sample exercises the rules
+
+
+def test_shadowed_never_fired_and_residues(bench: tuple[Path, Path]) -> None:
+    rules, corpus = bench
+    status, out, err = run("coverage", str(corpus), "--rules", str(rules), "--only-rules", "--json")
+    assert status == 0, err
+    report = json.loads(out)
+    by_rule = {r["name"]: r for r in report["rules"]}
+    assert list(by_rule) == ["mine-mod-small", "mine-mod-small-wide", "mine-div-huge"]
+    small = by_rule["mine-mod-small"]
+    assert (small["applications"], small["cases"], small["mods_removed"]) == (2, 2, 2)
+    assert small["first"] == {"case": "small8", "before": "x%8", "after": "x"}
+    # The wide rule matched x % 8 on [0, 7] only, where the first rule took it.
+    assert by_rule["mine-mod-small-wide"]["preempted_by"] == {"mine-mod-small": 1}
+    assert report["shadowed"] == ["mine-mod-small-wide"]
+    assert report["never_fired"] == ["mine-mod-small-wide", "mine-div-huge"]
+    assert not by_rule["mine-div-huge"]["shadowed"]
+    assert report["cases_with_divisions"] == 2
+    shapes = {g["shape"]: g for g in report["residues"]}
+    assert set(shapes) == {"a%C", "a//C", "(a*C + b)//C"}
+    assert shapes["a%C"]["examples"] == [{"case": "wide", "residue": "x%8", "result": "x//3 + x%8"}]
+    # With the shipped rules too, the file's rules come first.
+    status, out, _ = run("coverage", str(corpus), "--rules", str(rules), "--json")
+    report = json.loads(out)
+    assert status == 0
+    assert [r["name"] for r in report["rules"][:3]] == list(by_rule)
+    assert len(report["rules"]) == 3 + len(default_ruleset())
+
+
+def test_residue_shape_abstracts_literals_and_names() -> None:
+    a = parse("(x*4 + y) // 8", {"x": (0, 9), "y": (0, 3)})
+    b = parse("(i*2 + j) // 3", {"i": (0, 99), "j": (0, 1)})
+    c = parse("(i*2 + j) % 3", {"i": (0, 99), "j": (0, 1)})
+    assert residue_shape(a, Semantics.FLOOR) == residue_shape(b, Semantics.FLOOR)
+    assert residue_shape(a, Semantics.FLOOR) == "(a*C + b)//C"
+    assert residue_shape(c, Semantics.FLOOR) == "(a*C + b)%C"
+    assert residue_shape(c, Semantics.TRUNC) == "floormod(a*C + b, C)"
+
+
+def test_library_counts_divisions_removed_per_step() -> None:
+    bounds = {"x": (0, 100)}
+    cases = [
+        Case("recombine", parse("(x//3)*3 + x%3", bounds), Semantics.FLOOR),
+        Case("left", parse("x % 7 + 1", bounds), Semantics.FLOOR),
+    ]
+    report = coverage(cases, default_ruleset())
+    stats = {s.name: s for s in report.rules}
+    assert (stats["divmod-recombine"].divs_removed, stats["divmod-recombine"].mods_removed) == (
+        1,
+        1,
+    )
+    assert report.ops_before == 3
+    assert report.ops_after == 1
+    assert [g.shape for g in report.residues] == ["a%C"]
+    assert report.steps == sum(s.applications for s in report.rules) == 1
+    assert coverage([], RuleSet([])).rules == []
+
+
+def test_text_report_and_exit_codes(bench: tuple[Path, Path], tmp_path: Path) -> None:
+    rules, corpus = bench
+    status, out, _ = run("coverage", str(corpus), "--rules", str(rules), "--only-rules")
+    assert status == 0
+    assert out.startswith("quorem coverage: 4 cases, 2 rule applications")
+    assert "mine-mod-small  mine.rules:3" in out
+    assert "shadowed (1: " in out
+    assert "mine-mod-small-wide (mine.rules:10): taken by mine-mod-small (1)" in out
+    # A bad line is reported with its file and line, the others still counted: exit 1.
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"expr": "x %% 3"}\n{"expr": "x % 3", "vars": {"x": [0, 2]}}\n')
+    status, out, err = run("coverage", str(bad), "--json")
+    assert status == 1
+    assert f"{bad}:1: expr at 1:" in err
+    assert json.loads(out)["cases"] == 1
+    # Usage and input errors: exit 2, no traceback.
+    status, _, err = run("coverage", str(tmp_path / "missing.jsonl"))
+    assert status == 2
+    assert "cannot read" in err
+    assert "Traceback" not in err
+    status, _, err = run("coverage", str(corpus), "--only-rules")
+    assert (status, "--only-rules needs" in err) == (2, True)
+    broken = tmp_path / "broken.rules"
+    broken.write_text("rule oops\n  pattern: x %\n")
+    status, _, err = run("coverage", str(corpus), "--rules", str(broken))
+    assert status == 2
+    assert f"{broken}:" in err
+
+
+def _chromium() -> str | None:
+    found = shutil.which("chromium") or shutil.which("chromium-browser")
+    if found is None and not os.environ.get("QUOREM_REQUIRE_CHROMIUM"):
+        pytest.skip("chromium is not installed (CI sets QUOREM_REQUIRE_CHROMIUM=1)")
+    assert found is not None, "QUOREM_REQUIRE_CHROMIUM is set but chromium is missing"
+    return found
+
+
+def test_html_renders_in_headless_chromium(bench: tuple[Path, Path], tmp_path: Path) -> None:
+    chromium = _chromium()
+    rules, corpus = bench
+    page = tmp_path / "coverage.html"
+    argv = ["coverage", str(corpus), "--rules", str(rules)]
+    status, _, err = run(*argv, "--html", str(page))
+    assert status == 0, err
+    report = json.loads(run(*argv, "--json")[1])
+    text = page.read_text(encoding="utf-8")
+    for remote in ("http://", "https://", "<script", "<link"):
+        if remote == "http://":  # only the SVG namespace may name a URL
+            text_without_ns = text.replace('xmlns="http://www.w3.org/2000/svg"', "")
+            assert remote not in text_without_ns
+        else:
+            assert remote not in text
+    profile = tmp_path / "profile"
+    done = subprocess.run(
+        [
+            str(chromium),
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-quic",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            f"--user-data-dir={profile}",
+            "--dump-dom",
+            page.as_uri(),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    dom = done.stdout
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert dom.count('<tr class="rule') == len(report["rules"]) == 3 + len(default_ruleset())
+    # The shipped rules the file's rules take terms from are shadowed too.
+    assert dom.count('<tr class="rule shadowed"') == len(report["shadowed"]) > 1
+    assert '<tr class="rule shadowed"><td class="name"><code>mine-mod-small-wide<' in dom
+    assert '<tr class="rule"><td class="name"><code>mine-mod-small</code></td>' in dom
+    removing = [r for r in report["rules"] if r["ops_removed"]]
+    assert dom.count('<rect class="bar"') == len(removing) > 0
+    assert dom.count('<tr class="residue"') == len(report["residues"]) > 0
+
+
+def test_steps_count_the_clauses_rewritten_in_context() -> None:
+    """The and/or context pass's applications are steps of the run (they were counted per
+    rule but not in ``steps``, so coverage's totals did not add up)."""
+    term = parse("x % 4 == 3 and x // 4 == 5", {"x": (0, 32)})
+    result = rewrite_given(term, default_ruleset(), [])
+    assert result.counts["fold-eq-by-range"] == 1  # made in the context pass
+    assert result.steps == sum(result.counts.values()) == 3
+
+
+def test_an_engine_error_is_reported_not_raised(
+    bench: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A case whose rewrite raises is named on stderr (exit 1); the others still count."""
+    real = module.rewrite_given
+
+    def flaky(term: Any, *args: Any, **kwargs: Any) -> Any:
+        if "//" in str(term):
+            raise RuntimeError("boom")
+        return real(term, *args, **kwargs)
+
+    monkeypatch.setattr(module, "rewrite_given", flaky)
+    rules, corpus = bench
+    status, out, err = run("coverage", str(corpus), "--rules", str(rules), "--json")
+    assert status == 1
+    assert "quorem coverage: wide: internal error, please report it: RuntimeError: boom" in err
+    report = json.loads(out)
+    assert [f["case"] for f in report["failed"]] == ["wide", "wide2"]
+    assert report["cases"] == 4
+    assert report["steps"] == 2
