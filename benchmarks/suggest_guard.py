@@ -15,7 +15,9 @@ The score is (survived + found as-weak) / mutants: the share of mutants for whic
 search found a proven guard no stronger than the shipped one.
 
 Run ``python -m benchmarks.suggest_guard [--every N] [--time-limit S]``; ``--every N``
-takes every N-th mutant (a deterministic sample), for a shorter run.
+takes every N-th mutant, ``--sample N [--seed S]`` a uniform random sample of N (fixed
+seed: the same sample every time), for a shorter run; ``--rows FILE`` appends each row
+as it completes.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
+import random
 import sys
 import time
 from collections.abc import Sequence
@@ -82,6 +85,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the measure; print one JSON line per mutant to stderr and a summary to stdout."""
     p = argparse.ArgumentParser(prog="python -m benchmarks.suggest_guard")
     p.add_argument("--every", type=int, default=1, help="take every N-th guard mutant")
+    p.add_argument("--sample", type=int, help="a uniform random sample of N guard mutants")
+    p.add_argument("--seed", type=int, default=18, help="the sample's random seed")
+    p.add_argument("--rows", type=Path, help="append each row to PATH as it completes")
     p.add_argument("--time-limit", type=float, default=20.0, help="seconds per mutant")
     p.add_argument("--rule", action="append", default=[], help="only the rule NAME")
     p.add_argument("--out", type=Path, help="write the rows as JSON to PATH")
@@ -93,19 +99,28 @@ def main(argv: Sequence[str] | None = None) -> int:
         for m in mutants(r)
         if m.kind == "guard"
     ][:: args.every]
+    population = len(work)
+    if args.sample is not None and args.sample < population:
+        # Sorted back into rule order, so that a partial run covers every file evenly.
+        picked = sorted(random.Random(args.seed).sample(range(population), args.sample))
+        work = [work[i] for i in picked]
     rows = []
     start = time.perf_counter()
     for m, r in work:
         row = _measure(m, r, args.time_limit)
         rows.append(row)
         print(json.dumps(row), file=sys.stderr, flush=True)
+        if args.rows:
+            with args.rows.open("a") as f:
+                f.write(json.dumps(row) + "\n")
     counts = {
         v: sum(r["verdict"] == v for r in rows)
         for v in ("survived", "as-weak", "stronger", "not-found")
     }
     good = counts["survived"] + counts["as-weak"]
     total = len(rows)
-    print(f"{total} guard mutants (every {args.every}), {time.perf_counter() - start:.0f} s")
+    how = f"sample of {args.sample}, seed {args.seed}" if args.sample else f"every {args.every}"
+    print(f"{total} of {population} guard mutants ({how}), {time.perf_counter() - start:.0f} s")
     print(", ".join(f"{k} {v}" for k, v in counts.items()))
     print(
         f"proven guard no stronger than the shipped one: {good}/{total} "

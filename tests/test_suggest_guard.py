@@ -120,3 +120,40 @@ def test_cli_flag(capsys: pytest.CaptureFixture[str]) -> None:
     data = json.loads(capsys.readouterr().out)
     [s] = data["suggestions"]
     assert s["status"] == "found" and "C >= 0" in s["added"]
+
+
+def test_a_missing_product_equation_is_found() -> None:
+    # Two nested floor divisions are one division by the product: the guard must say
+    # which constant is the product, an equation the grammar states as `A * B == C`.
+    [rule] = parse_rules(
+        "rule r\n  doc: d\n  semantics: floor\n  pattern: (x // A) // B - x // C\n"
+        "  guard: A > 0 and B > 0\n  rewrite: 0\n"
+    )
+    s = suggest_guard(rule, time_limit=60)
+    assert s.status == "found", s.render()
+    assert [a.text for a in s.added] == ["A * B == C"]
+    assert _proven(s.text)
+    cex = s.lets_through["A * B == C"].values
+    assert cex["A"] * cex["B"] != cex["C"]
+
+
+def test_a_fold_rule_gets_its_range_constancy_guard() -> None:
+    # The fold rules need `vmin(p) == vmax(p)` of a compound part p of the pattern.
+    [rule] = parse_rules(
+        "rule f\n  doc: d\n  semantics: floor, trunc\n  pattern: x // y\n  rewrite: vmin(x // y)\n"
+    )
+    assert "vmin(x // y) == vmax(x // y)" in [a.text for a in candidate_atoms(rule)]
+    s = suggest_guard(rule, time_limit=60)
+    assert s.status == "found", s.render()
+    assert [a.text for a in s.added] == ["vmin(x // y) == vmax(x // y)"]
+    assert _proven(s.text)
+
+
+def test_grammar_has_differences_shifts_and_term_bounds() -> None:
+    [rule] = parse_rules(
+        "rule g\n  doc: d\n  semantics: floor\n  pattern: (a + C1) // M - (a + C2) // M\n"
+        "  rewrite: 0\n"
+    )
+    texts = {a.text for a in candidate_atoms(rule)}
+    assert {"divides(M, C1 - C2)", "vmin(a + C1) >= 0", "vmax(a + C2) <= 0"} <= texts
+    assert {"fits_int64(a)", "C1 == C2 + 1", "floormod(C1 - C2, 2) == 1"} <= texts

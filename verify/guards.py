@@ -46,13 +46,17 @@ from quorem.engine.rule import (
     Lit,
     Name,
     NameKind,
+    Pattern,
+    POp,
+    PSum,
+    PTerm,
     Rule,
     Unary,
     expr_names,
 )
 from quorem.engine.rulefile import parse_rules
 from quorem.engine.term import Term, var
-from quorem.verify.mutate import conjuncts, render_expr
+from quorem.verify.mutate import conjuncts, render_expr, render_pattern, walk_tree
 from quorem.verify.prove import Obligation, ProofResult, obligations_of, prove
 from quorem.verify.replay import _bindings
 
@@ -73,6 +77,8 @@ DEFAULT_MAX_ATOMS: Final = 3
 # Sample points for the weakness order, and the range of their values.
 _SAMPLES: Final = 400
 _SPAN: Final = 9
+# How many of the weakest useful atoms a conjunction of 2 (3, ...) atoms draws from.
+_COMBO_POOL: Final = {2: 160, 3: 48}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -207,13 +213,92 @@ def candidate_atoms(rule: Rule) -> list[Atom]:
         for c in consts:
             out += [_cmp("<", hi, _name(c)), _cmp(">", lo, Unary("-", _name(c)))]
     out += [Call("fits_int64", (e,)) for e in _compound_parts(rule.rewrite)]
+    out += _arithmetic_atoms(consts, terms)
     present = {render_expr(c) for c in conjuncts(rule.guard)} if rule.guard else set()
     atoms: dict[str, Atom] = {}
-    for e in out:
-        text = render_expr(e)
-        if text not in present and text not in atoms:
-            atoms[text] = Atom(e, text)
+    for atom in [*(Atom(e, render_expr(e)) for e in out), *_pattern_constancy_atoms(rule)]:
+        if atom.text not in present and atom.text not in atoms:
+            atoms[atom.text] = atom
     return list(atoms.values())
+
+
+def _arithmetic_atoms(consts: Sequence[str], terms: Sequence[str]) -> list[Expr]:
+    """Products, differences, parities and bounds the shipped guards are made of.
+
+    ``A * B == C`` (a recombination's radix), ``A == B + 1``, ``A == B - 1``,
+    ``divides(A, B - C)``, ``floormod(A - B, 2) == 1``, ``fits_int64`` of a product of
+    constants, of a constant and of its negation, and for a term ``t``: ``fits_int64(t)``,
+    ``tdivides(C, t)``, ``vmin(t + C) >= 0``, ``vmax(t + C) <= 0``, and between two terms
+    ``vmin(x) >= vmax(y)``.
+    """
+    out: list[Expr] = []
+    two = Lit(2)
+    for c in consts:
+        x = _name(c)
+        out += [_cmp("==", x, two), _cmp("==", Call("abs", (x,)), two)]
+        out += [_cmp("==", Call("floormod", (x, two)), Lit(1))]
+        out += [Call("fits_int64", (x,)), Call("fits_int64", (Unary("-", x),))]
+    for a, b in itertools.combinations(consts, 2):
+        x, y = _name(a), _name(b)
+        out += [Call("fits_int64", (Binary("*", x, y),))]
+        out += [_cmp("==", Call("floormod", (Binary("-", x, y), two)), Lit(1))]
+        for c in consts:
+            if c not in (a, b):
+                out += [_cmp("==", Binary("*", x, y), _name(c))]
+                out += [Call("divides", (_name(c), Binary("-", x, y)))]
+    for a, b in itertools.permutations(consts, 2):
+        x, y = _name(a), _name(b)
+        out += [_cmp("==", x, Binary("+", y, Lit(1))), _cmp("==", x, Binary("-", y, Lit(1)))]
+    for t in terms:
+        n = Name(t, NameKind.TERM)
+        out += [Call("fits_int64", (n,))]
+        for c in consts:
+            shifted = Binary("+", n, _name(c))
+            out += [Call("tdivides", (_name(c), n))]
+            out += [_cmp(">=", Call("vmin", (shifted,)), Lit(0))]
+            out += [_cmp("<=", Call("vmax", (shifted,)), Lit(0))]
+    for a, b in itertools.permutations(terms, 2):
+        lo = Call("vmin", (Name(a, NameKind.TERM),))
+        out += [_cmp(">=", lo, Call("vmax", (Name(b, NameKind.TERM),)))]
+    return out
+
+
+def _pattern_constancy_atoms(rule: Rule) -> list[Atom]:
+    """``vmin(p) == vmax(p)`` for each compound part ``p`` of the pattern (no sums).
+
+    The fold rules fire when a sub-term's whole range is one value. The pattern part is
+    written as rule text and parsed back with the rule, so that it means what a guard
+    author's text would; a part the guard syntax cannot state is skipped.
+    """
+    out = []
+    for part in _pattern_parts(rule.pattern):
+        text = render_pattern(part)
+        parsed = _parse_guard(rule, f"vmin({text}) == vmax({text})")
+        if parsed is not None:
+            out.append(parsed)
+    return out
+
+
+def _pattern_parts(p: Pattern) -> Iterator[Pattern]:
+    """Compound operator sub-patterns without sums (pre-order)."""
+    if isinstance(p, POp) and not any(isinstance(x, PSum) for x in walk_tree(p)):
+        if any(isinstance(c, PTerm | POp) for c in p.children):
+            yield p
+        for c in p.children:
+            yield from _pattern_parts(c)
+
+
+def _parse_guard(rule: Rule, text: str) -> Atom | None:
+    """The atom ``text`` as the rules-file parser reads it in ``rule``, or None if refused."""
+    lines = rule_text_with_guard(rule, Lit(1)).split("\n")
+    lines = [re.sub(r"guard:(\s*)1$", f"guard:\\g<1>{text}", ln) for ln in lines]
+    try:
+        [parsed] = parse_rules("\n".join(lines), rule.file)
+    except (QuoremError, ValueError):
+        return None
+    if parsed.guard is None:
+        return None
+    return Atom(parsed.guard, render_expr(parsed.guard))
 
 
 def _compound_parts(e: Expr) -> Iterator[Expr]:
@@ -415,6 +500,11 @@ class _Search:
     def ordered(self, size: int) -> list[tuple[int, ...]]:
         """Viable untried combos of ``size`` atoms, weakest first (then grammar order)."""
         useful = [i for i in range(len(self.atoms)) if self.blocks[i] or not self.cexes]
+        # Conjunctions of several atoms: only the weakest atoms, or the combinations
+        # of a rule with hundreds of atoms outnumber what the time limit could try.
+        cap = _COMBO_POOL.get(size, min(_COMBO_POOL.values())) if size > 1 else None
+        if cap is not None and len(useful) > cap:
+            useful = sorted(sorted(useful, key=lambda i: -self.truth[i].bit_count())[:cap])
         combos = [
             c
             for c in itertools.combinations(useful, size)
