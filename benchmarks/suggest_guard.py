@@ -17,7 +17,7 @@ search found a proven guard no stronger than the shipped one.
 Run ``python -m benchmarks.suggest_guard [--every N] [--time-limit S]``; ``--every N``
 takes every N-th mutant, ``--sample N [--seed S]`` a uniform random sample of N (fixed
 seed: the same sample every time), for a shorter run; ``--rows FILE`` appends each row
-as it completes.
+as it completes, ``--resume FILE`` reuses the rows of such a file (an interrupted run).
 """
 
 from __future__ import annotations
@@ -88,6 +88,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--sample", type=int, help="a uniform random sample of N guard mutants")
     p.add_argument("--seed", type=int, default=18, help="the sample's random seed")
     p.add_argument("--rows", type=Path, help="append each row to PATH as it completes")
+    p.add_argument(
+        "--resume", type=Path, help="reuse the rows in PATH (a --rows file) for their mutants"
+    )
     p.add_argument("--time-limit", type=float, default=20.0, help="seconds per mutant")
     p.add_argument("--rule", action="append", default=[], help="only the rule NAME")
     p.add_argument("--out", type=Path, help="write the rows as JSON to PATH")
@@ -104,10 +107,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         # Sorted back into rule order, so that a partial run covers every file evenly.
         picked = sorted(random.Random(args.seed).sample(range(population), args.sample))
         work = [work[i] for i in picked]
+    done: dict[tuple[object, object], dict[str, object]] = {}
+    if args.resume and args.resume.exists():
+        for line in args.resume.read_text().splitlines():
+            old = json.loads(line)
+            done[old["rule"], old["mutant"]] = old
     rows = []
     start = time.perf_counter()
     for m, r in work:
-        row = _measure(m, r, args.time_limit)
+        row = done.get((r.name, m.description)) or _measure(m, r, args.time_limit)
         rows.append(row)
         print(json.dumps(row), file=sys.stderr, flush=True)
         if args.rows:
