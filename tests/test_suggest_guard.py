@@ -159,12 +159,11 @@ def test_grammar_has_differences_shifts_and_term_bounds() -> None:
     assert {"fits_int64(a)", "C1 == C2 + 1", "floormod(C1 - C2, 2) == 1"} <= texts
 
 
-def test_grammar_has_magnitude_bounds_and_constancy_of_ranges_read() -> None:
-    # `vmin(x // y)` read by the rewrite of `x % y`: its constancy is a candidate, as is
-    # a range within the magnitude of a constant.
+def test_grammar_has_constancy_of_ranges_read() -> None:
+    # `vmin(x // y)` read by the rewrite of `x % y`: its constancy is a candidate.
     [rule] = parse_rules(
         "rule b\n  doc: d\n  semantics: floor\n  pattern: x % y + x % N\n"
         "  rewrite: x - y * vmin(x // y) + x\n"
     )
     texts = {a.text for a in candidate_atoms(rule)}
-    assert {"vmin(x // y) == vmax(x // y)", "vmax(x) < abs(N)", "vmin(x) > -abs(N)"} <= texts
+    assert "vmin(x // y) == vmax(x // y)" in texts

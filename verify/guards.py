@@ -212,8 +212,6 @@ def candidate_atoms(rule: Rule) -> list[Atom]:
         out += [_cmp("<", hi, zero)]
         for c in consts:
             out += [_cmp("<", hi, _name(c)), _cmp(">", lo, Unary("-", _name(c)))]
-            size = Call("abs", (_name(c),))
-            out += [_cmp("<", hi, size), _cmp(">", lo, Unary("-", size))]
     out += [Call("fits_int64", (e,)) for e in _compound_parts(rule.rewrite)]
     out += _arithmetic_atoms(consts, terms)
     present = {render_expr(c) for c in conjuncts(rule.guard)} if rule.guard else set()
