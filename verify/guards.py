@@ -74,6 +74,7 @@ __all__ = [
 DEFAULT_TIME_LIMIT: Final = 30.0
 DEFAULT_QUERY_TIMEOUT: Final = 2.0
 DEFAULT_MAX_ATOMS: Final = 3
+_CONFIRM_TIMEOUT: Final = 10.0
 # Sample points for the weakness order, and the range of their values.
 _SAMPLES: Final = 400
 _SPAN: Final = 9
@@ -588,6 +589,11 @@ def suggest_guard(
                 if progress:
                     progress(f"trying {render_expr(cand.guard) if cand.guard else ''}")
                 outcome = _prove_all(cand, arity, timeout)
+                if outcome.proven:
+                    # Confirmed with a longer timeout before it is reported: the int64
+                    # prover answered proven-int64 at 2 s and unsound (an overflow the
+                    # engine confirms) at 10 s for the same rule (the known_bugs test).
+                    outcome = _prove_all(cand, arity, max(5 * timeout, _CONFIRM_TIMEOUT))
                 if outcome.proven:
                     return _found(rule, cand, search, combo, tried=tried, start=start)
                 if outcome.counterexample is not None:
