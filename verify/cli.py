@@ -75,6 +75,11 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--junit", type=Path, help="write a JUnit XML report to PATH")
     p.add_argument("--no-cache", action="store_true", help="prove everything again")
     p.add_argument("--allow-unknown", action="store_true", help="exit 0 despite unknowns")
+    p.add_argument(
+        "--suggest-guard",
+        action="store_true",
+        help="for each rule not proven, search for the weakest guard that makes it proven",
+    )
     return p
 
 
@@ -293,6 +298,17 @@ def _line(r: dict[str, Any]) -> str:
     )
 
 
+def _suggest(
+    rules: Sequence[Rule], results: Sequence[dict[str, Any]], args: argparse.Namespace
+) -> list[dict[str, Any]]:
+    from quorem.verify.guards import suggest_for_results, suggestion_json  # noqa: PLC0415
+
+    found = suggest_for_results(
+        rules, results, arity=min(args.arity, 2), timeout=min(args.timeout, 2.0)
+    )
+    return [{**suggestion_json(s), "rendered": s.render()} for s in found]
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run ``quorem verify`` with ``argv``; return the exit status.
 
@@ -367,9 +383,13 @@ def _main(argv: Sequence[str] | None) -> int:
     if show is not None:
         show.close()
     summary = _summary(results, seconds)
+    # Guard synthesis (quorem.verify.guards) for the rules not proven; imported here so
+    # that a plain run does not load it.
+    suggestions = _suggest(rules, results, args) if args.suggest_guard else None
     if args.json:
         out = [{k: v for k, v in r.items() if k not in ("report", "cached")} for r in results]
-        json.dump({"rules": out, "summary": summary}, sys.stdout)
+        extra = {} if suggestions is None else {"suggestions": suggestions}
+        json.dump({"rules": out, "summary": summary, **extra}, sys.stdout)
         print()
     else:
         # Every result was printed as it arrived (_Progress); only the reports follow.
@@ -382,6 +402,9 @@ def _main(argv: Sequence[str] | None) -> int:
         )
     if args.junit:
         _write_junit(args.junit, results, seconds)
+    if suggestions is not None and not args.json:
+        for s in suggestions:
+            print("\n" + str(s["rendered"]))
     if summary["unsound"]:
         return EXIT_UNSOUND
     if summary["unknown"] and not args.allow_unknown:

@@ -1,0 +1,169 @@
+"""``quorem verify --suggest-guard``: guard synthesis by counterexamples (quorem.verify.guards)."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("z3")
+
+from quorem.engine.rule import Expr
+from quorem.engine.rulefile import load_rule_files, parse_rules
+from quorem.verify import cli
+from quorem.verify.guards import (
+    candidate_atoms,
+    rule_text_with_guard,
+    suggest_guard,
+)
+from quorem.verify.mutate import conjuncts, render_expr
+from quorem.verify.prove import obligations_of, prove
+
+KNOWN_BUGS = sorted((Path(__file__).parent / "known_bugs").glob("*.rules"))
+
+
+def _proven(rule_text: str) -> bool:
+    [rule] = parse_rules(rule_text, "<suggested>")
+    return all(prove(ob, 10.0).ok for ob in obligations_of(rule, 2))
+
+
+@pytest.mark.parametrize("path", KNOWN_BUGS, ids=lambda p: p.stem)
+def test_known_bugs_get_a_proven_guard_that_keeps_the_old_one(path: Path) -> None:
+    [rule] = load_rule_files([path])
+    s = suggest_guard(rule, time_limit=60)
+    assert s.status == "found", s.render()
+    # Proven again here, from the printed text, independently of the search.
+    assert _proven(s.text)
+    assert s.guard is not None
+    new = {render_expr(c) for c in conjuncts(s.guard)}
+    if rule.guard is not None:
+        assert {render_expr(c) for c in conjuncts(rule.guard)} <= new
+    # Each added atom comes with a counterexample it blocks.
+    assert s.added
+    for atom in s.added:
+        assert atom.text in s.lets_through
+    assert "suggested guard, proven" in s.render()
+
+
+def test_the_missing_lower_bound_is_found() -> None:
+    [rule] = load_rule_files([Path(__file__).parent / "known_bugs/mod_small_range_no_lower.rules"])
+    s = suggest_guard(rule)
+    assert [a.text for a in s.added] == ["vmin(x) >= 0"]
+    cex = s.lets_through["vmin(x) >= 0"]
+    assert cex.values["vmin(x)"] < 0
+
+
+def test_each_dropped_atom_really_lets_its_counterexample_through() -> None:
+    [rule] = load_rule_files([Path(__file__).parent / "known_bugs/xla_nested_floordiv.rules"])
+    s = suggest_guard(rule)
+    assert s.status == "found" and len(s.added) == 2
+    for atom in s.added:
+        rest = [a.expr for a in s.added if a is not atom]
+        weaker = dataclasses.replace(rule, guard=rest[0] if rest else None)
+        assert not all(prove(ob, 10.0).ok for ob in obligations_of(weaker, 2))
+
+
+def test_a_proven_rule_needs_no_guard() -> None:
+    [rule] = parse_rules(
+        "rule fine\n  doc: d\n  semantics: floor\n  pattern: x % N\n"
+        "  guard: vmin(x) >= 0 and vmax(x) < N\n  rewrite: x\n"
+    )
+    assert suggest_guard(rule).status == "already-proven"
+
+
+def test_no_guard_of_the_grammar_makes_a_false_identity_true() -> None:
+    [rule] = parse_rules(
+        "rule wrong\n  doc: d\n  semantics: floor\n  pattern: x // N\n  rewrite: x + 1\n"
+    )
+    s = suggest_guard(rule, time_limit=20, max_atoms=2)
+    assert s.status == "not-found"
+    assert s.counterexamples
+
+
+def test_atoms_and_text() -> None:
+    [rule] = parse_rules(
+        "# a comment\nrule r\n  doc: d\n  semantics: floor\n  pattern: (x // B) // C\n"
+        "  guard: C > 0\n    and B > 0\n  rewrite: x // (B*C)\n"
+    )
+    texts = [a.text for a in candidate_atoms(rule)]
+    assert "C > 0" not in texts  # already a conjunct of the guard
+    assert {"B >= 0", "divides(B, C)", "vmin(x) >= 0", "fits_int64(B * C)"} <= set(texts)
+    [back] = parse_rules(rule_text_with_guard(rule, parse_guard("C > 0 and B > 1")))
+    assert render_expr(back.guard) == "C > 0 and B > 1"  # type: ignore[arg-type]
+    [unguarded] = parse_rules(
+        "rule u\n  doc: d\n  semantics: floor\n  pattern: x // N\n  rewrite: x\n"
+    )
+    [added] = parse_rules(rule_text_with_guard(unguarded, parse_guard("N == 1", "x // N")))
+    assert render_expr(added.guard) == "N == 1"  # type: ignore[arg-type]
+
+
+def parse_guard(text: str, pattern: str = "(x // B) // C") -> Expr:
+    """The guard expression ``text`` for a rule matching ``pattern``."""
+    [r] = parse_rules(
+        f"rule g\n  doc: d\n  semantics: floor\n  pattern: {pattern}\n  guard: {text}\n"
+        "  rewrite: x\n"
+    )
+    assert r.guard is not None
+    return r.guard
+
+
+def test_cli_flag(capsys: pytest.CaptureFixture[str]) -> None:
+    path = str(Path(__file__).parent / "known_bugs/xla_nested_floordiv.rules")
+    code = cli.main([path, "--suggest-guard", "--no-cache", "--obligation", "equivalence"])
+    out = capsys.readouterr().out
+    assert code == 1  # the rule as written is still unsound
+    assert "suggested guard, proven" in out
+    assert "guard:     C >= 0" in out
+    code = cli.main([path, "--suggest-guard", "--no-cache", "--json"])
+    data = json.loads(capsys.readouterr().out)
+    [s] = data["suggestions"]
+    assert s["status"] == "found" and "C >= 0" in s["added"]
+
+
+def test_a_missing_product_equation_is_found() -> None:
+    # Two nested floor divisions are one division by the product: the guard must say
+    # which constant is the product, an equation the grammar states as `A * B == C`.
+    [rule] = parse_rules(
+        "rule r\n  doc: d\n  semantics: floor\n  pattern: (x // A) // B - x // C\n"
+        "  guard: A > 0 and B > 0\n  rewrite: 0\n"
+    )
+    s = suggest_guard(rule, time_limit=60)
+    assert s.status == "found", s.render()
+    assert [a.text for a in s.added] == ["A * B == C"]
+    assert _proven(s.text)
+    cex = s.lets_through["A * B == C"].values
+    assert cex["A"] * cex["B"] != cex["C"]
+
+
+def test_a_fold_rule_gets_its_range_constancy_guard() -> None:
+    # The fold rules need `vmin(p) == vmax(p)` of a compound part p of the pattern.
+    [rule] = parse_rules(
+        "rule f\n  doc: d\n  semantics: floor, trunc\n  pattern: x // y\n  rewrite: vmin(x // y)\n"
+    )
+    assert "vmin(x // y) == vmax(x // y)" in [a.text for a in candidate_atoms(rule)]
+    s = suggest_guard(rule, time_limit=60)
+    assert s.status == "found", s.render()
+    assert [a.text for a in s.added] == ["vmin(x // y) == vmax(x // y)"]
+    assert _proven(s.text)
+
+
+def test_grammar_has_differences_shifts_and_term_bounds() -> None:
+    [rule] = parse_rules(
+        "rule g\n  doc: d\n  semantics: floor\n  pattern: (a + C1) // M - (a + C2) // M\n"
+        "  rewrite: 0\n"
+    )
+    texts = {a.text for a in candidate_atoms(rule)}
+    assert {"divides(M, C1 - C2)", "vmin(a + C1) >= 0", "vmax(a + C2) <= 0"} <= texts
+    assert {"fits_int64(a)", "C1 == C2 + 1", "floormod(C1 - C2, 2) == 1"} <= texts
+
+
+def test_grammar_has_constancy_of_ranges_read() -> None:
+    # `vmin(x // y)` read by the rewrite of `x % y`: its constancy is a candidate.
+    [rule] = parse_rules(
+        "rule b\n  doc: d\n  semantics: floor\n  pattern: x % y + x % N\n"
+        "  rewrite: x - y * vmin(x // y) + x\n"
+    )
+    texts = {a.text for a in candidate_atoms(rule)}
+    assert "vmin(x // y) == vmax(x // y)" in texts
