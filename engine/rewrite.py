@@ -443,11 +443,12 @@ def rewrite(
     out, reason, n_steps = _phases(term, ruleset, budget, counts, steps, cycles=cycles)
     culprits: tuple[str, ...] = ()
     if reason is _CYCLE:
-        if steps is None:
+        seen = steps
+        if seen is None:
             # Rare (the shipped rules never cycle): run again traced to see the cycle.
-            steps = []
-            _phases(term, ruleset, budget, {}, steps, cycles=cycles)
-        culprits = _cycle_rules(steps, cycles)
+            seen = []
+            _phases(term, ruleset, budget, {}, seen, cycles=cycles)
+        culprits = _cycle_rules(seen, cycles)
     elif reason is not _FIXED_POINT:
         culprits = _busiest_rules(counts, n_steps)
     return RewriteResult(out, reason, n_steps, Counter(counts), steps or [], culprits=culprits)

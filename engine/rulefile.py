@@ -156,11 +156,11 @@ def _split_blocks(  # noqa: PLR0915  (one pass over the lines)
     last_field: tuple[_Field, int] | None = None  # field and its key's indentation
 
     def fail(reason: str, lineno: int, col: int) -> None:
-        nonlocal current
+        nonlocal current, skipping
         errors.append(RuleError(reason, lineno, col, file))
         if current is not None and blocks and blocks[-1] is current:
             blocks.pop()  # a block with a malformed line is not built
-        current = None
+        current, skipping = None, True  # the rest of the block is not read
 
     for lineno, line in enumerate(text.split("\n"), start=1):
         # Only \n ends a line (str.splitlines would also split at \x0c, \x1c, \x85...,

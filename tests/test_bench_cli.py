@@ -75,6 +75,7 @@ rule no-rewrite
   semantics: floor
   pattern: x % 1
   bogus: 3
+  rewrite: 0
 """
 
 
@@ -145,6 +146,7 @@ def test_cycle_names_its_rules() -> None:
         r = rewrite(t, rules, trace=trace)
         assert r.reason is StopReason.CYCLE
         assert r.culprits == ("mod-out", "mod-back")
+        assert len(r.trace) == (2 if trace else 0)  # untraced runs stay untraced
     fine = quorem.explain(quorem.parse("x // 1"))
     assert fine.culprits == ()
 
