@@ -13,6 +13,7 @@ from quorem.engine.errors import (
     ParseError,
     QuoremError,
     RuleError,
+    RuleErrors,
     TermError,
     VariableClashError,
 )
@@ -59,6 +60,7 @@ __all__ = [
     "RewriteResult",
     "Rule",
     "RuleError",
+    "RuleErrors",
     "RuleSet",
     "Semantics",
     "Step",

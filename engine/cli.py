@@ -5,10 +5,15 @@ Subcommands:
 * ``quorem simplify EXPR [--var NAME=LO:HI ...] [--semantics floor|trunc|euclid] [--explain]``
 * ``quorem simplify --batch FILE.jsonl`` (``-`` reads standard input)
 * ``quorem demo``: the worked example, simplified and explained
-* ``quorem rules``: the shipped rules
+* ``quorem rules [FILE ...] [--json]``: the shipped rules, or those of rules files
 
-Exit status: 0 on success; 1 when some lines of a batch had errors; 2 for usage and
-input errors. Errors are printed as ``quorem: error: <message>``, never as tracebacks.
+``simplify``, ``emit``, ``rules`` and ``map simplify`` take ``--rules FILE`` (repeatable:
+the files' rules run before the shipped ones) and ``--only-rules`` (the files' rules
+alone); see :mod:`quorem.engine.cli_rules`.
+
+Exit status: 0 on success; 1 a negative finding (some lines of a batch had errors, the
+demo's result is off, a --validate step is wrong); 2 for usage and input errors (a bad
+rules file among them). Errors are printed as ``quorem: error: <message>``, never as tracebacks.
 """
 
 from __future__ import annotations
@@ -34,13 +39,16 @@ from quorem.engine.api import (
     parse,
     to_text,
 )
+from quorem.engine.cli_rules import add_rules_options, ruleset_from_args
 from quorem.engine.coverage_cli import add_coverage_parser
 from quorem.engine.emit import DEFAULT_NAME, LANGUAGES, emit
+from quorem.engine.errors import RuleErrors
 from quorem.engine.indexing.hlo_cli import add_hlo_parser
 from quorem.engine.indexing.map_cli import add_map_parser
 from quorem.engine.printer import int_text
 from quorem.engine.rewrite import DEFAULT_MAX_STEPS, rewrite, rewrite_given, rewrite_term
 from quorem.engine.rule import Rule
+from quorem.engine.ruleset import RuleSet
 from quorem.engine.syntax import MAX_DIGITS, RESERVED, parse_int
 from quorem.engine.walk import free_names
 
@@ -69,6 +77,12 @@ _STOP_WARNING: Final = {
     StopReason.STEP_LIMIT: "the step budget ran out",
     StopReason.SIZE_LIMIT: "the rules grew the term or its integers past what the input justifies",
     StopReason.CYCLE: "the rules led back to a term being rewritten, which was kept as it was",
+}
+# How explain_lines introduces RewriteResult.culprits, per stop reason.
+_CULPRITS: Final = {
+    StopReason.STEP_LIMIT: "rules that used most of the budget",
+    StopReason.SIZE_LIMIT: "rules that grew the term most often",
+    StopReason.CYCLE: "rules in the cycle",
 }
 _CARET_WINDOW: Final = 60
 _SHOW_LIMIT: Final = 60
@@ -194,6 +208,8 @@ def explain_lines(
         )
     plural = "" if result.steps == 1 else "s"
     lines.append(f"stop reason: {result.reason.value} after {result.steps} step{plural}")
+    if result.culprits:
+        lines.append(f"{_CULPRITS[result.reason]}: {', '.join(result.culprits)}")
     return lines
 
 
@@ -202,8 +218,9 @@ def _warn_if_not_normal(result: RewriteResult, where: str, err: TextIO) -> None:
     if result.reason is StopReason.FIXED_POINT:
         return
     why = _STOP_WARNING.get(result.reason, "")
+    blame = f"; rules: {', '.join(result.culprits)}" if result.culprits else ""
     err.write(
-        f"quorem: warning: {where}rewriting stopped ({result.reason.value}: {why});"
+        f"quorem: warning: {where}rewriting stopped ({result.reason.value}: {why}{blame});"
         " the result is sound but may not be fully simplified\n"
     )
 
@@ -236,11 +253,15 @@ def cmd_simplify(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     """``quorem simplify``: one expression (``EXPR``) or a batch (``--batch FILE``)."""
     semantics = Semantics(args.semantics)
     if args.batch is not None:
-        if args.expr is not None or args.var or args.explain or args.validate or args.given:
+        if args.expr is not None or args.var or args.validate or args.given:
             raise CliError(
-                "--batch takes no EXPR, --var, --given, --explain or --validate (they are per line)"
+                "--batch takes no EXPR, --var, --given or --validate (they are per line)"
             )
-        return _run_batch_source(args.batch, semantics, args.max_steps, out, err)
+        ruleset = ruleset_from_args(args)
+        return _run_batch_source(
+            args.batch, semantics, args.max_steps, out, err, ruleset=ruleset, explain=args.explain
+        )
+    ruleset = ruleset_from_args(args)
     if args.expr is None:
         raise CliError("give an expression to simplify, or --batch FILE (try: quorem demo)")
     bounds = _bounds_of(args.var)
@@ -250,7 +271,7 @@ def cmd_simplify(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         err.write(f"quorem: warning: --var {', '.join(unused)}: not in the expression\n")
     given = [_parse_expr(text, bounds, semantics) for text in args.given]
     tracing = args.explain or args.validate
-    result = rewrite_given(term, default_ruleset(), given, max_steps=args.max_steps, trace=tracing)
+    result = rewrite_given(term, ruleset, given, max_steps=args.max_steps, trace=tracing)
     if result.given_never_hold:
         err.write("quorem: warning: the --given conditions can never hold together\n")
     out.write(to_text(result.term, semantics) + "\n")
@@ -416,19 +437,28 @@ def _id_of(record: object) -> str | None:
 
 
 def batch_record(
-    line: str, lineno: int, default: Semantics, max_steps: int | None, err: TextIO
+    line: str,
+    lineno: int,
+    default: Semantics,
+    max_steps: int | None,
+    err: TextIO,
+    *,
+    ruleset: RuleSet | None = None,
+    explain: bool = False,
 ) -> dict[str, Any]:
     """Process one batch line into its output object (a result, or an ``error``).
 
-    A result has ``id, output, ops_before, ops_after, rules, seconds``; ``seconds`` times
-    the rewrite alone. Any problem with the line gives ``{"id", "error"}`` whose message
-    starts with ``line N:``. Never raises for bad input.
+    A result has ``id, output, ops_before, ops_after, rules, counts, steps, stop_reason,
+    culprits, seconds`` (and ``trace`` with ``explain``; see :func:`_simplify_job`);
+    ``seconds`` times the rewrite alone. Any problem with the line gives ``{"id",
+    "error"}`` whose message starts with ``line N:``. Never raises for bad input.
+    ``ruleset``: the rules to use (default: the shipped rules).
     """
     record: object = None
     try:
         record = _decode(line)
         job = _job_of(record, default)
-        return _simplify_job(job, lineno, max_steps, err)
+        return _simplify_job(job, lineno, max_steps, err, ruleset=ruleset, explain=explain)
     except LineError as exc:
         return {"id": _id_of(record), "error": f"line {lineno}: {exc}"}
     except Exception as exc:  # an engine bug must not end the batch
@@ -436,22 +466,49 @@ def batch_record(
         return {"id": _id_of(record), "error": f"line {lineno}: {why}"}
 
 
-def _simplify_job(job: BatchJob, lineno: int, max_steps: int | None, err: TextIO) -> dict[str, Any]:
-    """Rewrite one parsed batch line and build its result object."""
-    ruleset = default_ruleset()  # loaded before the clock starts
+def _simplify_job(
+    job: BatchJob,
+    lineno: int,
+    max_steps: int | None,
+    err: TextIO,
+    *,
+    ruleset: RuleSet | None = None,
+    explain: bool = False,
+) -> dict[str, Any]:
+    """Rewrite one parsed batch line and build its result object.
+
+    ``rules`` lists the rules applied in order of first application and ``counts`` how
+    often each was (they sum to ``steps``); ``stop_reason`` is a
+    :class:`~quorem.engine.rewrite.StopReason` value and ``culprits`` the rules it
+    blames (empty at a fixed point). With ``explain``, ``trace`` lists every step as
+    ``{"rule", "before", "after"}``, terms printed in the line's semantics.
+    """
+    if ruleset is None:
+        ruleset = default_ruleset()  # loaded before the clock starts
     start = time.perf_counter()
-    result = rewrite_given(job.term, ruleset, job.given, max_steps=max_steps)
+    result = rewrite_given(job.term, ruleset, job.given, max_steps=max_steps, trace=explain)
     seconds = time.perf_counter() - start
     where = f"line {lineno}" + (f" (id {job.id!r})" if job.id is not None else "") + ": "
     _warn_if_not_normal(result, where, err)
-    return {
+    obj: dict[str, Any] = {
         "id": job.id,
         "output": to_text(result.term, job.semantics),
         "ops_before": count_divmod(job.term),
         "ops_after": count_divmod(result.term),
         "rules": result.rules,
+        "counts": dict(result.counts),
+        "steps": result.steps,
+        "stop_reason": result.reason.value,
+        "culprits": list(result.culprits),
         "seconds": seconds,
     }
+    if explain:
+        sem = job.semantics
+        obj["trace"] = [
+            {"rule": s.rule, "before": to_text(s.before, sem), "after": to_text(s.after, sem)}
+            for s in result.trace
+        ]
+    return obj
 
 
 def _lines(stream: Iterable[bytes | str]) -> Iterator[tuple[int, str | None]]:
@@ -476,11 +533,15 @@ def run_batch(
     max_steps: int | None,
     out: TextIO,
     err: TextIO,
+    *,
+    ruleset: RuleSet | None = None,
+    explain: bool = False,
 ) -> int:
     """Simplify each JSON line of ``stream``, writing one JSON line per input line.
 
     Blank lines are skipped; output is flushed after each line. Returns 0 when every
     line succeeded and 1 when some had errors (each reported in its output line).
+    ``ruleset`` and ``explain`` are :func:`batch_record`'s.
     """
     status = EXIT_OK
     for lineno, text in _lines(stream):
@@ -489,7 +550,9 @@ def run_batch(
         elif not text.strip():
             continue
         else:
-            obj = batch_record(text, lineno, default, max_steps, err)
+            obj = batch_record(
+                text, lineno, default, max_steps, err, ruleset=ruleset, explain=explain
+            )
         if "error" in obj:
             status = EXIT_LINE_ERRORS
         out.write(json.dumps(obj) + "\n")
@@ -498,18 +561,26 @@ def run_batch(
 
 
 def _run_batch_source(
-    source: str, default: Semantics, max_steps: int | None, out: TextIO, err: TextIO
+    source: str,
+    default: Semantics,
+    max_steps: int | None,
+    out: TextIO,
+    err: TextIO,
+    *,
+    ruleset: RuleSet | None = None,
+    explain: bool = False,
 ) -> int:
     """Run a batch from file ``source``, or from standard input when it is ``-``."""
+    opts: dict[str, Any] = {"ruleset": ruleset, "explain": explain}
     if source == "-":
         stdin = sys.stdin
-        return run_batch(getattr(stdin, "buffer", stdin), default, max_steps, out, err)
+        return run_batch(getattr(stdin, "buffer", stdin), default, max_steps, out, err, **opts)
     try:
         stream = open(source, "rb")  # noqa: SIM115  (only open errors are input errors)
     except OSError as exc:
         raise CliError(f"cannot read {source}: {exc.strerror or exc}") from None
     with stream:
-        return run_batch(stream, default, max_steps, out, err)
+        return run_batch(stream, default, max_steps, out, err, **opts)
 
 
 # ------------------------------------------------------------------------------ emit
@@ -517,8 +588,11 @@ def cmd_emit(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     """``quorem emit``: simplify EXPR, then print it as a C, CUDA or Python function."""
     bounds = _bounds_of(args.var)
     term = _parse_expr(args.expr, bounds, Semantics(args.semantics))
-    if not args.no_simplify:
-        term = rewrite_term(term, default_ruleset())
+    if args.no_simplify:
+        if args.rules:
+            raise CliError("--rules and --no-simplify exclude each other")
+    else:
+        term = rewrite_term(term, ruleset_from_args(args))
     out.write(emit(term, list(bounds), args.lang, args.name))
     return EXIT_OK
 
@@ -563,10 +637,24 @@ def _semantics_text(semantics: Sequence[Semantics]) -> str:
 
 
 def cmd_rules(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    """``quorem rules``: each shipped rule's name, semantics, proof status, location, doc."""
-    rules = default_ruleset().rules
-    width = max((len(r.name) for r in rules), default=0)
+    """``quorem rules [FILE ...]``: each rule's name, semantics, proof status, location, doc.
+
+    The rules are those of the FILEs alone when given, else the rules ``--rules`` and
+    ``--only-rules`` select (by default the shipped ones), in priority order. With
+    ``--json``, one JSON object ``{"rules": [...], "count": N}``.
+    """
+    if args.files:
+        if args.rules or args.only_rules:
+            raise CliError("give rules files either as FILE arguments or with --rules, not both")
+        rules = RuleSet.from_files(args.files).rules
+    else:
+        rules = ruleset_from_args(args).rules
     statuses = _proof_statuses(rules)
+    if args.json:
+        records = [_rule_record(r, statuses.get(r.name, "not verified")) for r in rules]
+        out.write(json.dumps({"rules": records, "count": len(records)}) + "\n")
+        return EXIT_OK
+    width = max((len(r.name) for r in rules), default=0)
     for r in rules:
         status = statuses.get(r.name, "not verified")
         out.write(
@@ -575,6 +663,20 @@ def cmd_rules(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         out.write(f"  {r.doc}\n")
     out.write(f"{len(rules)} rules (proof status from the proof cache: run quorem verify)\n")
     return EXIT_OK
+
+
+def _rule_record(rule: Rule, status: str) -> dict[str, Any]:
+    """One rule of ``quorem rules --json``."""
+    return {
+        "name": rule.name,
+        "semantics": [s.value for s in rule.semantics],
+        "phase": rule.phase,
+        "file": rule.file,
+        "line": rule.line,
+        "location": rule.location,
+        "doc": rule.doc,
+        "status": status,
+    }
 
 
 def _proof_statuses(rules: Sequence[Rule]) -> dict[str, str]:
@@ -646,14 +748,24 @@ batch (--batch FILE.jsonl, '-' for stdin), one JSON object per line:
         "given": [str, ...]}
        (semantics defaults to --semantics; null bounds are unbounded; blank lines skipped;
        the output equals expr wherever every condition of the optional given holds)
-  out: {"id", "output", "ops_before", "ops_after", "rules", "seconds"}
-       or {"id", "error"} for a bad line; ops count //, % and division functions;
-       seconds times the rewrite alone.
+  out: {"id", "output", "ops_before", "ops_after", "rules", "counts", "steps",
+        "stop_reason", "culprits", "seconds"}, and "trace" with --explain
+       ([{"rule", "before", "after"}, ...]), or {"id", "error"} for a bad line;
+       ops count //, % and division functions; rules are the rules applied in order of
+       first use, counts how often each was (they sum to steps); stop_reason is
+       "fixed point", "step limit", "size limit" or "cycle", and culprits the rules
+       blamed for a stop before a fixed point; seconds times the rewrite alone.
+
+custom rules:
+  --rules FILE (repeatable) runs the file's rules before the shipped ones;
+  --only-rules runs them alone. They are not proven (quorem verify FILE proves them)
+  and may not terminate: the rewriter then stops and names them (--explain, culprits).
 
 exit status:
   0  success (for --batch: every line succeeded)
   1  --batch: some lines had errors (each reported on its output line)
-  2  usage or input error (bad option, unparsable EXPR, unreadable FILE)
+  2  usage or input error (bad option, unparsable EXPR, unreadable FILE, a bad
+     rules file: each of its problems as file:line:col)
 """
 
 
@@ -715,6 +827,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="rule application budget (default: 10000 + 100 per node of the input, "
         f"at most {DEFAULT_MAX_STEPS})",
     )
+    add_rules_options(simp)
     simp.set_defaults(handler=cmd_simplify)
 
     emit_p = subs.add_parser(
@@ -749,12 +862,28 @@ def build_parser() -> argparse.ArgumentParser:
         help=f"the function's name (default {DEFAULT_NAME})",
     )
     emit_p.add_argument("--no-simplify", action="store_true", help="emit EXPR as written")
+    add_rules_options(emit_p)
     emit_p.set_defaults(handler=cmd_emit)
 
     demo = subs.add_parser("demo", help="simplify and explain a worked example")
     demo.set_defaults(handler=cmd_demo)
 
-    rules = subs.add_parser("rules", help="list the shipped rules")
+    rules = subs.add_parser(
+        "rules",
+        help="list the rules: the shipped ones, or those of rules files",
+        description="List rules in priority order: name, semantics, proof status (from the "
+        "proof cache: run quorem verify), location and doc. FILE arguments list the rules "
+        "of those files alone; --rules lists them before the shipped ones, as simplify "
+        "uses them.",
+    )
+    rules.add_argument("files", nargs="*", metavar="FILE", help="rules files to list")
+    rules.add_argument(
+        "--json",
+        action="store_true",
+        help='one JSON object {"rules": [{name, semantics, phase, file, line, location, doc, '
+        'status}], "count"}',
+    )
+    add_rules_options(rules)
     rules.set_defaults(handler=cmd_rules)
     add_map_parser(subs)
     add_hlo_parser(subs)
@@ -809,6 +938,10 @@ def main(argv: list[str] | None = None) -> int:
     out, err = sys.stdout, sys.stderr
     try:
         status: int = args.handler(args, out, err)
+    except RuleErrors as exc:
+        # One line per problem, each as a lone RuleError is printed (editors jump to them).
+        err.writelines(f"quorem: error: {e}\n" for e in exc.errors)
+        return EXIT_USAGE
     except (CliError, QuoremError) as exc:
         err.write(f"quorem: error: {exc}\n")
         return EXIT_USAGE

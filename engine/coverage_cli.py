@@ -15,11 +15,11 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Final, TextIO
 
+from quorem.engine.cli_rules import add_rules_options
 from quorem.engine.coverage import Case, coverage
 from quorem.engine.coverage_render import to_html, to_json, to_text
 from quorem.engine.errors import QuoremError
 from quorem.engine.ops import Semantics
-from quorem.engine.rulefile import load_rule_files
 from quorem.engine.ruleset import RuleSet, default_ruleset
 
 __all__ = ["CoverageUsageError", "add_coverage_parser", "run_coverage"]
@@ -59,14 +59,7 @@ def add_coverage_parser(subs: Any) -> None:
     p.add_argument(
         "corpus", nargs="+", metavar="CORPUS.jsonl", help="a corpus file ('-' for stdin)"
     )
-    p.add_argument(
-        "--rules",
-        action="append",
-        default=[],
-        metavar="FILE",
-        help="a rules file whose rules run before the shipped ones (repeatable)",
-    )
-    p.add_argument("--only-rules", action="store_true", help="run the --rules files' rules alone")
+    add_rules_options(p)
     p.add_argument(
         "--semantics",
         choices=[s.value for s in Semantics],
@@ -106,11 +99,7 @@ def ruleset_of(rule_files: list[str], only: bool) -> RuleSet:
         raise CoverageUsageError("--only-rules needs at least one --rules FILE")
     if not rule_files:
         return default_ruleset()
-    user = load_rule_files(rule_files)
-    if only:
-        return RuleSet(user)
-    shipped = default_ruleset()
-    return RuleSet([*user, *shipped.rules], reuse=shipped)
+    return RuleSet.from_files(rule_files, with_shipped=not only)
 
 
 def _read_cases(sources: list[str], default: Semantics, err: TextIO) -> tuple[list[Case], int]:

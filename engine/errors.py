@@ -8,6 +8,7 @@ __all__ = [
     "ParseError",
     "QuoremError",
     "RuleError",
+    "RuleErrors",
     "TermError",
     "VariableClashError",
 ]
@@ -38,6 +39,27 @@ class ParseError(QuoremError):
 
 class RuleError(ParseError):
     """A rule file that is malformed or inconsistent (``file:line:col: reason``)."""
+
+
+class RuleErrors(RuleError):  # noqa: N818  (several RuleErrors: the plural says so)
+    """Several problems in rules files, each a :class:`RuleError`, in file order.
+
+    Its message is theirs, one ``file:line:col: reason`` per line; its ``source``,
+    ``line``, ``col`` and ``reason`` are the first one's.
+
+    Attributes:
+        errors: the problems, in file order.
+
+    """
+
+    def __init__(self, errors: list[RuleError]) -> None:
+        first = errors[0]
+        super().__init__(first.reason, first.line, first.col, first.source)
+        self.errors = list(errors)
+        self.args = ("\n".join(str(e) for e in errors),)
+
+    def __str__(self) -> str:
+        return "\n".join(str(e) for e in self.errors)
 
 
 class TermError(QuoremError):

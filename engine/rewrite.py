@@ -167,6 +167,10 @@ class RewriteResult:
             every point of the box where all of them hold (none: everywhere).
         given_never_hold: the conditions contradict each other, so every result meets
             that promise; the term was then simplified without them.
+        culprits: when rewriting stopped before a fixed point, the rules to blame, in
+            order: for a cycle, the rules applied from the term that came back to its
+            return; for a step or size limit, the most applied rules that together made
+            at least half of the steps. Empty at a fixed point.
 
     """
 
@@ -177,6 +181,7 @@ class RewriteResult:
     trace: list[Step]
     given: tuple[Term, ...] = ()
     given_never_hold: bool = False
+    culprits: tuple[str, ...] = ()
 
     @property
     def rules(self) -> list[str]:
@@ -204,6 +209,7 @@ def _run(  # noqa: PLR0915  (one loop, inlined for speed)
     *,
     n_steps: int = 0,
     batch: dict[str, BatchRule] | None = None,
+    cycles: list[tuple[Term, int]] | None = None,
 ) -> tuple[Term, StopReason, int]:
     """The work loop: one frame at a time, with VISIT and REDUCE inlined for speed.
 
@@ -221,6 +227,9 @@ def _run(  # noqa: PLR0915  (one loop, inlined for speed)
     ``batch``: the local sum rules (:mod:`quorem.engine.batch`); when the dispatcher
     applies one to a sum of more than ``BATCH_ATOMS`` atoms, all its disjoint matches
     there are applied at once, as one step.
+
+    ``cycles``: when given (with ``steps``), each cycle found is added as the term that
+    came back and the number of steps traced when it did.
     """
     max_steps, max_nodes, max_bits = budget.steps, budget.nodes, budget.bits
     memo: dict[Term, Term] = {}
@@ -245,6 +254,8 @@ def _run(  # noqa: PLR0915  (one loop, inlined for speed)
                 # A rewrite led back to a term being rewritten: keep it, report the cycle.
                 reason = _CYCLE
                 memo[t] = t
+                if cycles is not None and steps is not None:
+                    cycles.append((t, len(steps)))
                 continue
             if not args and dispatch[t.op] is None:
                 memo[t] = t
@@ -427,9 +438,49 @@ def rewrite(
     """
     counts: dict[str, int] = {}
     steps: list[Step] | None = [] if trace else None
+    cycles: list[tuple[Term, int]] = []
     budget = budget_for(term, max_steps)
-    term, reason, n_steps = _phases(term, ruleset, budget, counts, steps)
-    return RewriteResult(term, reason, n_steps, Counter(counts), steps or [])
+    out, reason, n_steps = _phases(term, ruleset, budget, counts, steps, cycles=cycles)
+    culprits: tuple[str, ...] = ()
+    if reason is _CYCLE:
+        seen = steps
+        if seen is None:
+            # Rare (the shipped rules never cycle): run again traced to see the cycle.
+            seen = []
+            _phases(term, ruleset, budget, {}, seen, cycles=cycles)
+        culprits = _cycle_rules(seen, cycles)
+    elif reason is not _FIXED_POINT:
+        culprits = _busiest_rules(counts, n_steps)
+    return RewriteResult(out, reason, n_steps, Counter(counts), steps or [], culprits=culprits)
+
+
+def _cycle_rules(steps: list[Step], cycles: list[tuple[Term, int]]) -> tuple[str, ...]:
+    """The rules of the first cycle: applied from the returning term's rewrite to its return.
+
+    A term is rewritten from its last step as ``before`` until it is done; when a rewrite
+    leads back to it, the steps since that one made the cycle.
+    """
+    if not cycles:
+        return ()
+    back, end = cycles[0]
+    start = end - 1
+    for i in range(end - 1, -1, -1):
+        if steps[i].before is back:
+            start = i
+            break
+    return tuple(dict.fromkeys(step.rule for step in steps[max(start, 0) : end]))
+
+
+def _busiest_rules(counts: dict[str, int], n_steps: int) -> tuple[str, ...]:
+    """The most applied rules that together made at least half of ``n_steps``."""
+    out: list[str] = []
+    total = 0
+    for name, n in sorted(counts.items(), key=lambda item: -item[1]):
+        if 2 * total >= n_steps:
+            break
+        out.append(name)
+        total += n
+    return tuple(out)
 
 
 def rewrite_given(
@@ -484,7 +535,13 @@ def rewrite_stop(
 
 
 def _phases(
-    term: Term, ruleset: RuleSet, budget: Budget, counts: dict[str, int], steps: list[Step] | None
+    term: Term,
+    ruleset: RuleSet,
+    budget: Budget,
+    counts: dict[str, int],
+    steps: list[Step] | None,
+    *,
+    cycles: list[tuple[Term, int]] | None = None,
 ) -> tuple[Term, StopReason, int]:
     """The early phase, then all rules (see :func:`rewrite`)."""
     if point_variables_built():
@@ -494,20 +551,22 @@ def _phases(
     n_steps = 0
     if early is not None:
         batch = batch_rules(ruleset, early=True)
-        term, reason, n_steps = _run(term, early, budget, counts, steps, batch=batch)
+        term, reason, n_steps = _run(term, early, budget, counts, steps, batch=batch, cycles=cycles)
     if reason is not _STEP_LIMIT and reason is not _SIZE_LIMIT:
         dispatch = ruleset.dispatchers()
         batch = batch_rules(ruleset, early=False)
         term, last, n_steps = _run(
-            term, dispatch, budget, counts, steps, n_steps=n_steps, batch=batch
+            term, dispatch, budget, counts, steps, n_steps=n_steps, batch=batch, cycles=cycles
         )
         if last is not _FIXED_POINT:
             reason = last
         if reason is _FIXED_POINT and logic_built():
-            in_context, spent = _context_pass(term, ruleset, budget, counts, steps)
+            in_context, spent = _context_pass(term, ruleset, budget, counts, steps, cycles=cycles)
             n_steps += spent  # the clauses' rewrites are steps of this run too
             if in_context is not term:
-                term, reason, more = _run(in_context, dispatch, budget, counts, steps, batch=batch)
+                term, reason, more = _run(
+                    in_context, dispatch, budget, counts, steps, batch=batch, cycles=cycles
+                )
                 n_steps += more
         while reason is _FIXED_POINT and point_variables_built():
             # A variable of one value is pinned only where the term stays defined: in
@@ -516,7 +575,9 @@ def _phases(
             pinned = pin_point_variables(term)
             if pinned is term:
                 break
-            term, reason, more = _run(pinned, dispatch, budget, counts, steps, batch=batch)
+            term, reason, more = _run(
+                pinned, dispatch, budget, counts, steps, batch=batch, cycles=cycles
+            )
             n_steps += more
     return term, reason, n_steps
 
@@ -526,7 +587,13 @@ _AND_OP, _OR_OP = Op.AND, Op.OR
 
 
 def _context_pass(
-    term: Term, ruleset: RuleSet, budget: Budget, counts: dict[str, int], steps: list[Step] | None
+    term: Term,
+    ruleset: RuleSet,
+    budget: Budget,
+    counts: dict[str, int],
+    steps: list[Step] | None,
+    *,
+    cycles: list[tuple[Term, int]] | None = None,
 ) -> tuple[Term, int]:
     """Each ``and``/``or`` node's clauses simplified in their context, bottom-up.
 
@@ -553,7 +620,7 @@ def _context_pass(
             if t.fits64 and not new.fits64:
                 new = _rebuild_fitting(t, t.args, new_args)
         if (new.op is _AND_OP or new.op is _OR_OP) and t not in tails:
-            new, more = _junction_in_context(new, ruleset, budget, counts, steps)
+            new, more = _junction_in_context(new, ruleset, budget, counts, steps, cycles=cycles)
             spent += more
         memo[t] = new
     return memo[term], spent
@@ -577,7 +644,13 @@ def _chain_tails(term: Term) -> set[Term]:
 
 
 def _junction_in_context(
-    t: Term, ruleset: RuleSet, budget: Budget, counts: dict[str, int], steps: list[Step] | None
+    t: Term,
+    ruleset: RuleSet,
+    budget: Budget,
+    counts: dict[str, int],
+    steps: list[Step] | None,
+    *,
+    cycles: list[tuple[Term, int]] | None = None,
 ) -> tuple[Term, int]:
     conj = t.op is _AND_OP
     clauses = junction_clauses(t, _JUNCTION_CLAUSES)
@@ -598,7 +671,7 @@ def _junction_in_context(
             narrowed, back = in_context(clause, known)
             if not back and narrowed is clause:
                 continue
-            result, _, more = _phases(narrowed, ruleset, budget, counts, steps)
+            result, _, more = _phases(narrowed, ruleset, budget, counts, steps, cycles=cycles)
             spent += more
             result = restore_variables(result, back)
             if result is not clause and safe_outside(result, clause):

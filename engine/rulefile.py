@@ -30,7 +30,7 @@ from typing import Final
 
 from quorem.engine import syntax as sx
 from quorem.engine.codecache import load_parsed, store_parsed
-from quorem.engine.errors import ParseError, RuleError
+from quorem.engine.errors import ParseError, RuleError, RuleErrors
 from quorem.engine.ops import Semantics
 from quorem.engine.printer import int_text
 from quorem.engine.rule import (
@@ -56,7 +56,13 @@ from quorem.engine.rule import (
     expr_names,
 )
 
-__all__ = ["check_unique_names", "load_rule_files", "parse_rules"]
+__all__ = [
+    "check_unique_names",
+    "load_rule_files",
+    "parse_rules",
+    "raise_all",
+    "unique_name_errors",
+]
 
 _NAME_RE: Final = re.compile(r"[a-z][a-z0-9]*(?:-[a-z0-9]+)*")
 _FIELD_RE: Final = re.compile(r"^(?P<indent>[ \t]+)(?P<key>[a-z]+):(?P<sep>[ \t]*)(?P<value>.*)$")
@@ -64,6 +70,14 @@ _PHASES: Final = ("main", "early", "constraint", "lowering")
 _FIELDS: Final = ("doc", "semantics", "phase", "pattern", "let", "guard", "rewrite")
 _LET_RE: Final = re.compile(r"^(?P<lead>\s*)(?P<name>[A-Za-z_][A-Za-z_0-9]*)\s*=(?!=)(?P<expr>.*)$")
 _REQUIRED: Final = ("doc", "semantics", "pattern", "rewrite")
+# Canonical terms keep a product flat (one MUL node of all its factors, see
+# quorem.engine.term), and a product pattern matches a product of exactly two factors:
+# a factor that is itself a product can never be matched.
+_NESTED_PRODUCT: Final = (
+    "this pattern never matches: a factor of a product cannot be a product, since terms "
+    "keep products flat (x*x*x is one product of three factors) and a product pattern "
+    "matches two factors"
+)
 _PATTERN_CALLS: Final = {
     "max": "max",
     "min": "min",
@@ -128,10 +142,27 @@ def _check_characters(text: str, file: str) -> None:
     raise RuleError(f"character U+{ord(ch):04X} is not allowed in a rules file", line, col, file)
 
 
-def _split_blocks(text: str, file: str) -> list[_Block]:
+def _split_blocks(  # noqa: PLR0915  (one pass over the lines)
+    text: str, file: str, errors: list[RuleError]
+) -> list[_Block]:
+    """The rule blocks of ``text``; each malformed line is added to ``errors``.
+
+    A bad header skips its whole block (up to the next unindented line); a bad field
+    line drops that block: later blocks are still read, so one run reports every
+    problem of the file.
+    """
     blocks: list[_Block] = []
     current: _Block | None = None
+    skipping = False  # inside a block whose header was bad
     last_field: tuple[_Field, int] | None = None  # field and its key's indentation
+
+    def fail(reason: str, lineno: int, col: int) -> None:
+        nonlocal current, skipping
+        errors.append(RuleError(reason, lineno, col, file))
+        if current is not None and blocks and blocks[-1] is current:
+            blocks.pop()  # a block with a malformed line is not built
+        current, skipping = None, True  # the rest of the block is not read
+
     for lineno, line in enumerate(text.split("\n"), start=1):
         # Only \n ends a line (str.splitlines would also split at \x0c, \x1c, \x85...,
         # and line numbers would disagree with editors and the expression parser).
@@ -140,33 +171,36 @@ def _split_blocks(text: str, file: str) -> list[_Block]:
         if not stripped or stripped.startswith("#"):
             continue
         if raw[0] not in _BLANKS:
+            current, skipping, last_field = None, True, None
             words = stripped.split()
             if words[0] != "rule":
-                raise RuleError(f"expected 'rule NAME', found {words[0]!r}", lineno, 1, file)
+                fail(f"expected 'rule NAME', found {words[0]!r}", lineno, 1)
+                continue
             if len(words) != 2:
-                raise RuleError("a rule header is 'rule NAME'", lineno, 1, file)
+                fail("a rule header is 'rule NAME'", lineno, 1)
+                continue
             name = words[1]
             if not _NAME_RE.fullmatch(name):
                 col = raw.index(name) + 1
-                raise RuleError(
-                    f"rule name {name!r} is not kebab-case (like mod-of-small-range)",
-                    lineno,
-                    col,
-                    file,
-                )
+                fail(f"rule name {name!r} is not kebab-case (like mod-of-small-range)", lineno, col)
+                continue
             current = _Block(name, lineno, raw.index(name) + 1, text_lines=[raw])
             blocks.append(current)
-            last_field = None
+            skipping = False
             continue
         if current is None:
-            raise RuleError("indented line outside a rule", lineno, 1, file)
+            if not skipping:
+                fail("indented line outside a rule", lineno, 1)
+                skipping = True
+            continue
         current.text_lines.append(raw)
         m = _FIELD_RE.match(raw)
         if m and m.group("key") in _FIELDS:
             key = m.group("key")
             if key in current.fields:
                 col = len(m.group("indent")) + 1
-                raise RuleError(f"field {key!r} given twice", lineno, col, file)
+                fail(f"field {key!r} given twice", lineno, col)
+                continue
             col = m.start("value") + 1
             fld = _Field(m.group("value"), lineno, col)
             current.fields[key] = fld
@@ -178,10 +212,9 @@ def _split_blocks(text: str, file: str) -> list[_Block]:
             continue
         if m:
             known = ", ".join(_FIELDS)
-            raise RuleError(
-                f"unknown field {m.group('key')!r} (fields: {known})", lineno, indent + 1, file
-            )
-        raise RuleError("expected 'field: value'", lineno, indent + 1, file)
+            fail(f"unknown field {m.group('key')!r} (fields: {known})", lineno, indent + 1)
+            continue
+        fail("expected 'field: value'", lineno, indent + 1)
     return blocks
 
 
@@ -248,6 +281,14 @@ class _Checker:
             return POp(_PATTERN_CALLS[node.func], kids)
         raise self.error(f"{getattr(node, 'op', '?')!r} is not allowed in a pattern", node)
 
+    def product(self, node: sx.Binary) -> POp:
+        """The pattern of a product of two non-constant factors; none may be a product."""
+        kids = (self.pattern(node.left), self.pattern(node.right))
+        for kid, kid_node in zip(kids, (node.left, node.right), strict=True):
+            if isinstance(kid, POp) and kid.op == "mul":
+                raise self.error(_NESTED_PRODUCT, kid_node)
+        return POp("mul", kids)
+
     def const_factor(self, node: sx.Node) -> Expr | None:
         """The constant expression of ``node`` if it is a literal or (negated) constant name."""
         if isinstance(node, sx.Num):
@@ -281,8 +322,7 @@ class _Checker:
                 elif right_k is not None:
                     stack.append((node.left, _mul(coef, right_k)))
                 else:
-                    kids = (self.pattern(node.left), self.pattern(node.right))
-                    addends.append(PAddend(POp("mul", kids), coef))
+                    addends.append(PAddend(self.product(node), coef))
             else:
                 k = self.const_factor(node)
                 if k is not None:
@@ -754,36 +794,61 @@ def _parse_lets(fld: _Field, ck: _Checker, file: str) -> tuple[tuple[str, Expr],
 def parse_rules(text: str, file: str = "<rules>") -> list[Rule]:
     """Parse the text of a rules file. Raises RuleError (``file:line:col: reason``).
 
-    A leading byte-order mark is ignored; see the module docstring for what text is
-    allowed. Every problem, however malformed the text, is a RuleError.
+    Every problem of the file is reported, not only the first: with more than one the
+    error is a :class:`~quorem.engine.errors.RuleErrors` listing them in file order (one
+    per rule block at most, since a block's later fields may depend on its first
+    error). A leading byte-order mark is ignored; see the module docstring for what text
+    is allowed. Every problem, however malformed the text, is a RuleError.
     """
     text = text.removeprefix("\ufeff")
     _check_characters(text, file)
+    errors: list[RuleError] = []
     rules = []
-    for block in _split_blocks(text, file):
+    for block in _split_blocks(text, file, errors):
         try:
             rules.append(_build_rule(block, file))
+        except RuleError as exc:
+            errors.append(exc)
         except RecursionError:
             # Rule expressions are checked recursively; real rules are a few levels deep.
-            raise RuleError(
-                f"rule {block.name!r} is nested too deeply to check", block.line, 1, file
-            ) from None
-    check_unique_names(rules)
+            errors.append(
+                RuleError(f"rule {block.name!r} is nested too deeply to check", block.line, 1, file)
+            )
+    errors.extend(unique_name_errors(rules))
+    raise_all(errors)
     return rules
 
 
-def check_unique_names(rules: Iterable[Rule]) -> None:
-    """Raise RuleError at the second rule of any name used twice."""
+def raise_all(errors: list[RuleError]) -> None:
+    """Raise nothing for no error, the error itself for one, a RuleErrors for more."""
+    if len(errors) == 1:
+        raise errors[0]
+    if errors:
+        errors.sort(key=lambda e: (e.source, e.line, e.col))
+        raise RuleErrors(errors)
+
+
+def unique_name_errors(rules: Iterable[Rule]) -> list[RuleError]:
+    """A RuleError at the second rule of each name used twice."""
     seen: dict[str, Rule] = {}
+    out = []
     for rule in rules:
         first = seen.setdefault(rule.name, rule)
         if first is not rule:
-            raise RuleError(
-                f"duplicate rule name {rule.name!r} (first defined at {first.location})",
-                rule.line,
-                1,
-                rule.file,
+            out.append(
+                RuleError(
+                    f"duplicate rule name {rule.name!r} (first defined at {first.location})",
+                    rule.line,
+                    1,
+                    rule.file,
+                )
             )
+    return out
+
+
+def check_unique_names(rules: Iterable[Rule]) -> None:
+    """Raise RuleError at the second rule of any name used twice (RuleErrors for several)."""
+    raise_all(unique_name_errors(rules))
 
 
 def _decode(data: bytes, file: str) -> str:
@@ -817,8 +882,17 @@ def load_rule_files(paths: Iterable[str | Path]) -> list[Rule]:
     if isinstance(cached, list) and all(isinstance(r, Rule) for r in cached):
         return cached
     rules: list[Rule] = []
+    errors: list[RuleError] = []
     for name, data in files:
-        rules.extend(parse_rules(_decode(data, name), name))
-    check_unique_names(rules)
+        # Every file is read, so that one run reports the problems of all of them.
+        try:
+            rules.extend(parse_rules(_decode(data, name), name))
+        except RuleErrors as exc:
+            errors.extend(exc.errors)
+        except RuleError as exc:
+            errors.append(exc)
+    if not errors:
+        errors.extend(unique_name_errors(rules))
+    raise_all(errors)
     store_parsed(files, rules)
     return rules

@@ -35,10 +35,16 @@ from quorem.engine.rule import (
     expr_names,
     pattern_op,
 )
-from quorem.engine.rulefile import check_unique_names, load_rule_files, parse_rules
+from quorem.engine.rulefile import check_unique_names, load_rule_files, parse_rules, raise_all
 from quorem.engine.term import Term
 
-__all__ = ["CompiledRule", "RuleSet", "constraint_ruleset", "default_ruleset"]
+__all__ = [
+    "CompiledRule",
+    "RuleSet",
+    "constraint_ruleset",
+    "constraint_ruleset_for",
+    "default_ruleset",
+]
 
 
 # A shape is a cheap necessary condition for a match: the op a node must have (None: any
@@ -246,6 +252,7 @@ class RuleSet:
         if reuse is not None and reuse.is_compiled == compiled:
             for c in reuse.compiled:
                 done.setdefault(id(c.rule), []).append(c)
+        errors: list[RuleError] = []
         for rule in self.rules:
             try:
                 known = done.get(id(rule))
@@ -254,15 +261,25 @@ class RuleSet:
                     instances = known
                 else:
                     instances = self._instances(rule, compiled=compiled)
+            except RuleError as exc:
+                errors.append(exc)  # every rule is checked: all problems are reported
+                continue
             except RecursionError:
                 # Only reachable when the caller raised the recursion limit past what
                 # parse_rules checks with: the rule is still too deep to compile.
-                raise RuleError(
-                    f"rule {rule.name!r} is nested too deeply to compile", rule.line, 1, rule.file
-                ) from None
+                errors.append(
+                    RuleError(
+                        f"rule {rule.name!r} is nested too deeply to compile",
+                        rule.line,
+                        1,
+                        rule.file,
+                    )
+                )
+                continue
             for c in instances:
                 self.compiled.append(c)
                 by_op[c.root].append(c)
+        raise_all(errors)
         if compiled:
             rule_cache().save()  # what was compiled here, for the next process
         self._by_op = {op: tuple(rs) for op, rs in by_op.items()}
@@ -314,15 +331,57 @@ class RuleSet:
     def __iter__(self) -> Iterator[Rule]:
         return iter(self.rules)
 
+    def extend(self, rules: Iterable[Rule], *, first: bool = False) -> RuleSet:
+        """A new rule set: this one's rules and ``rules`` (after them, or before if ``first``).
+
+        The rule set itself is not changed (rule sets are shared between threads, the
+        shipped one by every caller); its compiled instances are reused. Rule names must
+        stay unique: a RuleError names each rule of ``rules`` whose name is taken.
+        """
+        added = tuple(rules)
+        taken = {r.name: r for r in self.rules}
+        raise_all(
+            [
+                RuleError(
+                    f"rule name {r.name!r} is already used by {taken[r.name].location}",
+                    r.line,
+                    1,
+                    r.file,
+                )
+                for r in added
+                if r.name in taken
+            ]
+        )
+        ordered = (*added, *self.rules) if first else (*self.rules, *added)
+        return RuleSet(ordered, compiled=self.is_compiled, reuse=self)
+
     @classmethod
-    def from_files(cls, paths: Iterable[str | Path]) -> RuleSet:
-        """Load and check rules files (names unique across them), in the order given."""
-        return cls(load_rule_files(paths))
+    def shipped(cls) -> RuleSet:
+        """The rules shipped in ``quorem.rules`` (the default of every function); shared."""
+        return default_ruleset()
+
+    @classmethod
+    def from_files(cls, paths: Iterable[str | Path], *, with_shipped: bool = False) -> RuleSet:
+        """Load and check rules files (names unique across them), in the order given.
+
+        With ``with_shipped``, the shipped rules follow the files' rules: the files' rules
+        are tried first wherever both match, as ``quorem simplify --rules FILE`` does.
+        Every problem of every file is reported (a RuleErrors when there are several).
+        """
+        loaded = load_rule_files(paths)
+        if with_shipped:
+            return default_ruleset().extend(loaded, first=True)
+        return cls(loaded)
 
     @classmethod
     def from_text(cls, text: str, file: str = "<rules>") -> RuleSet:
         """A rule set from the text of one rules file."""
         return cls(parse_rules(text, file))
+
+    def __bool__(self) -> bool:
+        # An empty rule set is a rule set, not "no rule set": ``rules or default`` must
+        # never replace RuleSet([]) by the shipped rules.
+        return True
 
 
 _DEFAULT: list[RuleSet] = []
@@ -341,6 +400,16 @@ def default_ruleset() -> RuleSet:
 
                 _DEFAULT.append(RuleSet.from_files(rule_files()))
     return _DEFAULT[0]
+
+
+def constraint_ruleset_for(rules: RuleSet) -> RuleSet:
+    """``rules`` followed by the constraint rules: :func:`constraint_ruleset` for other rules.
+
+    For the shipped rules this is :func:`constraint_ruleset` itself (loaded once).
+    """
+    if rules is default_ruleset():
+        return constraint_ruleset()
+    return rules.extend(constraint_ruleset().rules[len(default_ruleset()) :])
 
 
 def constraint_ruleset() -> RuleSet:

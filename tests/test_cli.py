@@ -268,7 +268,18 @@ def test_batch_good_lines(tmp_path: Path, capsys: pytest.CaptureFixture[str]) ->
     status, out, err = run(capsys, "simplify", "--batch", write_batch(tmp_path, lines))
     assert (status, err) == (0, "")
     seed, trunc = batch_lines(out)
-    assert set(seed) == {"id", "output", "ops_before", "ops_after", "rules", "seconds"}
+    assert set(seed) == {
+        "id",
+        "output",
+        "ops_before",
+        "ops_after",
+        "rules",
+        "counts",
+        "steps",
+        "stop_reason",
+        "culprits",
+        "seconds",
+    }
     assert seed["id"] == "seed"
     assert seed["output"] == SEED_RESULT
     assert (seed["ops_before"], seed["ops_after"]) == (2, 0)

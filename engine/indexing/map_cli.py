@@ -8,9 +8,12 @@ import sys
 from collections.abc import Iterator
 from typing import Any, TextIO
 
+from quorem.engine.cli_rules import add_rules_options, ruleset_from_args
 from quorem.engine.errors import QuoremError
+from quorem.engine.indexing.map import IndexingMap
 from quorem.engine.indexing.mapsyntax import parse_map, print_map
 from quorem.engine.indexing.simplify import simplify_map
+from quorem.engine.ruleset import RuleSet
 
 __all__ = ["add_map_parser", "cmd_map", "map_record"]
 
@@ -19,9 +22,12 @@ examples:
   quorem map simplify '(d0) -> (d0 floordiv 16, d0 mod 16), domain: d0 in [0, 63]'
   quorem map simplify --rescale-symbols '()[s0] -> (s0), domain: s0 in [0, 9], s0 mod 3 in [1, 1]'
   quorem map simplify --batch maps.jsonl      # lines {"id": ..., "map": "..."}
+  quorem map simplify --json MAP              # {"input", "output", "known_empty"}
+  quorem map simplify --rules my.rules MAP    # my.rules first, then the shipped rules
 
 Batch output: one line per input line, {"id", "output"} or {"id", "error"}.
-Exit status: 0 success; 1 some batch lines had errors; 2 usage or input error.
+Exit status: 0 success; 1 some batch lines had errors; 2 usage or input error
+(a bad rules file among them).
 """
 
 
@@ -70,19 +76,27 @@ def add_map_parser(subs: Any) -> None:
         help="a range variable confined to a residue class counts its members "
         "(XLA's RescaleSymbols): same reads, new symbol values",
     )
+    simp.add_argument(
+        "--json",
+        action="store_true",
+        help='print one JSON object {"input", "output", "known_empty"} (MAP only: '
+        "--batch output is JSON lines already)",
+    )
+    add_rules_options(simp)
     simp.set_defaults(handler=cmd_map)
 
 
-def _simplified(source: str, keep_unused: bool, options: dict[str, bool]) -> str:
+def _simplified(
+    source: str, keep_unused: bool, options: dict[str, bool], rules: RuleSet | None = None
+) -> IndexingMap:
     try:
         m = parse_map(source)
-        return print_map(
-            simplify_map(
-                m,
-                remove_unused=not keep_unused,
-                remove_unused_dims=options.get("remove_unused_dims", False),
-                rescale=options.get("rescale", False),
-            )
+        return simplify_map(
+            m,
+            remove_unused=not keep_unused,
+            remove_unused_dims=options.get("remove_unused_dims", False),
+            rescale=options.get("rescale", False),
+            rules=rules,
         )
     except RecursionError:
         # Not expected (the parser limits nesting, the engine walks terms with explicit
@@ -97,10 +111,12 @@ def map_record(
     *,
     remove_unused_dims: bool = False,
     rescale: bool = False,
+    rules: RuleSet | None = None,
 ) -> dict[str, Any]:
     """The output record of one batch line: ``{"id", "output"}`` or ``{"id", "error"}``.
 
-    The options are :func:`~quorem.engine.indexing.simplify.simplify_map`'s.
+    The options are :func:`~quorem.engine.indexing.simplify.simplify_map`'s (``rules``:
+    default the shipped rules).
 
     Never raises for what the line holds: bad JSON, JSON nested too deeply for Python's
     decoder, a bad map or one too large are each an error record.
@@ -121,11 +137,14 @@ def map_record(
         return {"id": ident, "error": f"line {lineno}: 'map' must be a string"}
     try:
         out = _simplified(
-            source, keep_unused, {"remove_unused_dims": remove_unused_dims, "rescale": rescale}
+            source,
+            keep_unused,
+            {"remove_unused_dims": remove_unused_dims, "rescale": rescale},
+            rules,
         )
     except QuoremError as exc:
         return {"id": ident, "error": f"line {lineno}: {exc}"}
-    return {"id": ident, "output": out}
+    return {"id": ident, "output": print_map(out)}
 
 
 def _lines(source: str) -> Iterator[tuple[int, str]]:
@@ -146,14 +165,22 @@ def cmd_map(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if (args.map is None) == (args.batch is None):
         raise MapInputError("give either MAP or --batch FILE")
     options = {"remove_unused_dims": args.remove_unused_dims, "rescale": args.rescale_symbols}
+    if args.json and args.batch is not None:
+        raise MapInputError("--json is for MAP: the --batch output is JSON lines already")
+    rules = ruleset_from_args(args)
     if args.batch is None:
-        out.write(_simplified(args.map, args.keep_unused, options) + "\n")
+        m = _simplified(args.map, args.keep_unused, options, rules)
+        if args.json:
+            record = {"input": args.map, "output": print_map(m), "known_empty": m.known_empty}
+            out.write(json.dumps(record) + "\n")
+        else:
+            out.write(print_map(m) + "\n")
         return 0
     status = 0
     for lineno, text in _lines(args.batch):
         if not text.strip():
             continue
-        rec = map_record(text, lineno, args.keep_unused, **options)
+        rec = map_record(text, lineno, args.keep_unused, **options, rules=rules)
         if "error" in rec:
             status = 1
         out.write(json.dumps(rec) + "\n")

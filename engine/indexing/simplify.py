@@ -58,7 +58,12 @@ from quorem.engine.indexing.map import IndexingMap, IndexingMapError, Variable, 
 from quorem.engine.indexing.mapsyntax import print_map
 from quorem.engine.ops import Op, Semantics
 from quorem.engine.rewrite import rewrite_term
-from quorem.engine.ruleset import RuleSet, constraint_ruleset, default_ruleset
+from quorem.engine.ruleset import (
+    RuleSet,
+    constraint_ruleset,
+    constraint_ruleset_for,
+    default_ruleset,
+)
 from quorem.engine.term import Term, compare, const, div, linear, mod, product, var
 from quorem.engine.walk import free_names, replace_subterms, substitute
 
@@ -764,8 +769,9 @@ def rescale_symbols(m: IndexingMap, *, rules: RuleSet | None = None) -> Indexing
 
 
 def _simplified(m: IndexingMap, *, remove_unused: bool, rules: RuleSet | None) -> IndexingMap:
-    rules = rules or default_ruleset()
-    crules = constraint_ruleset()
+    # ``is None``, not ``or``: an empty rule set means no rule (see RuleSet.__bool__).
+    rules = default_ruleset() if rules is None else rules
+    crules = constraint_ruleset_for(rules)
     m = m.normalized()
     for _ in range(_MAX_PASSES):
         if m.known_empty:
