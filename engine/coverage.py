@@ -30,7 +30,7 @@ from collections.abc import Iterable
 from typing import Final
 
 from quorem.engine.compiled import Applier
-from quorem.engine.ops import DIVISION_OPS, QUOTIENT_OPS, Op, Semantics
+from quorem.engine.ops import DIVISION_FUNCTIONS, DIVISION_OPS, QUOTIENT_OPS, Op, Semantics
 from quorem.engine.printer import to_text
 from quorem.engine.rewrite import Step, rewrite_given
 from quorem.engine.ruleset import RuleSet
@@ -48,22 +48,8 @@ __all__ = [
 
 _EXAMPLES_PER_GROUP: Final = 3
 _EXAMPLE_CHARS: Final = 200  # an example's text is cut here (a term can print very long)
-_NOT_VARIABLES: Final = frozenset(
-    {
-        "floordiv",
-        "floormod",
-        "truncdiv",
-        "truncmod",
-        "eucliddiv",
-        "euclidmod",
-        "ceildiv",
-        "max",
-        "min",
-        "and",
-        "or",
-        "not",
-    }
-)
+# Function names of the text syntax: the words of a printed term that are not variables.
+_NOT_VARIABLES: Final = frozenset({*DIVISION_FUNCTIONS, "ceildiv", "max", "min"})
 _TOKEN_RE: Final = re.compile(r"[A-Za-z_][A-Za-z_0-9]*|0[xX][0-9a-fA-F_]+|[0-9][0-9_]*")
 _RESIDUE_ROOTS: Final = DIVISION_OPS | {Op.CEILDIV}
 _INTERNAL: Final = "\u01c2"  # starts the names of quorem.engine.context's stand-in variables

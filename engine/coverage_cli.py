@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Final, TextIO
 
+from quorem.engine.cli_args import non_negative
 from quorem.engine.cli_rules import add_rules_options
 from quorem.engine.coverage import Case, coverage
 from quorem.engine.coverage_render import to_html, to_json, to_text
@@ -68,7 +69,7 @@ def add_coverage_parser(subs: Any) -> None:
     )
     p.add_argument(
         "--max-steps",
-        type=_non_negative,
+        type=non_negative,
         default=None,
         metavar="N",
         help="rule application budget per line (default: as quorem simplify)",
@@ -78,16 +79,6 @@ def add_coverage_parser(subs: Any) -> None:
         "--html", metavar="FILE", help="also write the report as a self-contained HTML page"
     )
     p.set_defaults(handler=run_coverage)
-
-
-def _non_negative(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a non-negative integer, got {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"expected a non-negative integer, got {value}")
-    return value
 
 
 def ruleset_of(rule_files: list[str], only: bool) -> RuleSet:

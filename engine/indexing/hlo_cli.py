@@ -7,6 +7,7 @@ import json
 import sys
 from typing import Any, TextIO
 
+from quorem.engine.cli_args import non_negative
 from quorem.engine.errors import QuoremError
 from quorem.engine.indexing.hlo import Computation, Module, parse_hlo
 from quorem.engine.indexing.hlo_indexing import (
@@ -65,16 +66,6 @@ class HloUsageError(QuoremError):
     """A bad combination of ``quorem hlo`` options, or an unreadable file."""
 
 
-def _non_negative(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a non-negative integer, got {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"expected a non-negative integer, got {value}")
-    return value
-
-
 def add_hlo_parser(subs: Any) -> None:
     """Register ``quorem hlo`` on a subparsers object (its handler is :func:`cmd_hlo`)."""
     p = subs.add_parser(
@@ -91,10 +82,10 @@ def add_hlo_parser(subs: Any) -> None:
         action="store_true",
         help="map an index of operand --operand to the output instead",
     )
-    p.add_argument("--operand", type=_non_negative, metavar="I", help="operand (or parameter) I")
+    p.add_argument("--operand", type=non_negative, metavar="I", help="operand (or parameter) I")
     p.add_argument(
         "--output",
-        type=_non_negative,
+        type=non_negative,
         default=0,
         metavar="K",
         help="output K of a tuple-shaped root (default 0)",
