@@ -39,6 +39,7 @@ from quorem.engine.api import (
     parse,
     to_text,
 )
+from quorem.engine.cli_args import EXIT_BROKEN_PIPE, EXIT_INTERRUPTED, silence_stdout
 from quorem.engine.cli_rules import add_rules_options, ruleset_from_args
 from quorem.engine.coverage_cli import add_coverage_parser
 from quorem.engine.emit import DEFAULT_NAME, LANGUAGES, emit
@@ -59,8 +60,6 @@ Bounds = dict[str, tuple[int | None, int | None]]
 EXIT_OK: Final = 0
 EXIT_LINE_ERRORS: Final = 1
 EXIT_USAGE: Final = 2
-EXIT_BROKEN_PIPE: Final = 1
-EXIT_INTERRUPTED: Final = 130
 
 DEMO_EXPR: Final = "((R3*8 + R4*4 + R2)//8)*8 + (R3*8 + R4*4 + R2)%8"
 DEMO_VARS: Final[Mapping[str, tuple[int, int]]] = {"R3": (0, 3), "R4": (0, 1), "R2": (0, 3)}
@@ -949,17 +948,6 @@ def main(argv: list[str] | None = None) -> int:
         err.write("quorem: interrupted\n")
         return EXIT_INTERRUPTED
     except BrokenPipeError:
-        _silence_stdout()
+        silence_stdout()
         return EXIT_BROKEN_PIPE
     return status
-
-
-def _silence_stdout() -> None:
-    """After a closed pipe, send stdout to devnull so interpreter exit does not complain."""
-    import os  # noqa: PLC0415  (only needed on this rare path)
-
-    try:
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-    except (OSError, ValueError):
-        pass

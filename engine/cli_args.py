@@ -1,10 +1,16 @@
-"""Argument types shared by the command-line subcommands."""
+"""What the command-line subcommands share: argument types, and how a closed pipe ends."""
 
 from __future__ import annotations
 
 import argparse
+import os
+import sys
+from typing import Final
 
-__all__ = ["non_negative"]
+__all__ = ["EXIT_BROKEN_PIPE", "EXIT_INTERRUPTED", "non_negative", "silence_stdout"]
+
+EXIT_BROKEN_PIPE: Final = 1  # the report was cut short
+EXIT_INTERRUPTED: Final = 130
 
 
 def non_negative(text: str) -> int:
@@ -16,3 +22,12 @@ def non_negative(text: str) -> int:
     if value < 0:
         raise argparse.ArgumentTypeError(f"expected a non-negative integer, got {value}")
     return value
+
+
+def silence_stdout() -> None:
+    """After a closed pipe, send stdout to devnull so interpreter exit does not complain."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass

@@ -20,6 +20,7 @@ from typing import Any, Final
 import quorem.engine
 import quorem.rules
 import z3
+from quorem.engine.cli_args import EXIT_BROKEN_PIPE, EXIT_INTERRUPTED, silence_stdout
 from quorem.engine.errors import QuoremError
 from quorem.engine.rule import Rule
 from quorem.verify.cache import ProofCache, cache_key
@@ -49,8 +50,6 @@ EXIT_PROVEN: Final = 0
 EXIT_UNSOUND: Final = 1
 EXIT_USAGE: Final = 2
 EXIT_UNKNOWN: Final = 3
-EXIT_BROKEN_PIPE: Final = 1  # as quorem's other commands: the report was cut short
-EXIT_INTERRUPTED: Final = 130
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -325,17 +324,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
         return EXIT_INTERRUPTED
     except BrokenPipeError:
-        _silence_stdout()
+        silence_stdout()
         return EXIT_BROKEN_PIPE
-
-
-def _silence_stdout() -> None:
-    """After a closed pipe, send stdout to devnull so interpreter exit does not complain."""
-    try:
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-    except (OSError, ValueError):
-        pass
 
 
 def _main(argv: Sequence[str] | None) -> int:
