@@ -10,8 +10,11 @@ import pytest
 
 pytest.importorskip("z3")
 
-from quorem.engine.rule import Expr
+from quorem.engine.interpret import evaluate_expr
+from quorem.engine.ops import Semantics
+from quorem.engine.rule import Binary, Expr
 from quorem.engine.rulefile import load_rule_files, parse_rules
+from quorem.engine.term import var
 from quorem.verify import cli
 from quorem.verify.guards import (
     candidate_atoms,
@@ -167,3 +170,21 @@ def test_grammar_has_constancy_of_ranges_read() -> None:
     )
     texts = {a.text for a in candidate_atoms(rule)}
     assert "vmin(x // y) == vmax(x // y)" in texts
+
+
+def test_a_guard_no_conjunction_states_is_found_as_a_disjunction() -> None:
+    # min-of-quotients without its guard `K > 0 and vmin(d) > 0 or K < 0 and vmax(d) < 0`:
+    # each sign case alone is a proven conjunction; only their disjunction is as weak.
+    [rule] = parse_rules(
+        "rule one-sign\n  doc: d\n  semantics: floor\n"
+        "  pattern: min(K*(x // d) + C, K*(y // d) + C)\n"
+        "  rewrite: K*(min(x, y) // d) + C\n"
+    )
+    s = suggest_guard(rule, time_limit=60)
+    assert s.status == "found", s.render()
+    assert s.guard is not None and isinstance(s.guard, Binary) and s.guard.op == "or"
+    assert _proven(s.text)
+    # Both sign cases fire: K > 0 with d > 0, and K < 0 with d < 0.
+    for k, lo, hi in ((2, 1, 5), (-2, -5, -1)):
+        env = {"K": k, "C": 0, "x": var("x", 0, 9), "y": var("y", 0, 9), "d": var("d", lo, hi)}
+        assert evaluate_expr(s.guard, env, Semantics.FLOOR) is True, (k, render_expr(s.guard))
