@@ -122,7 +122,7 @@ def verify_rules(
     # One job per rule instance (rule, semantics, arity); its results' indices.
     groups: dict[tuple[str, str | None, int, bool], list[int]] = {}
     for ob, key in zip(obs, keys, strict=True):
-        hit = cache.entries.get(key) if cache is not None else None
+        hit = cache.lookup(key) if cache is not None else None
         if hit is not None:
             results.append({**hit, "file": ob.rule.file, "line": ob.rule.line, "cached": True})
         else:
@@ -132,7 +132,7 @@ def verify_rules(
             results.append(None)
     slots = list(groups.values())
     work = [Job.of([obs[i] for i in slot], timeout) for slot in slots]
-    interval_hit = cache.entries.get(_interval_key()) if cache and intervals else None
+    interval_hit = cache.lookup(_interval_key()) if cache and intervals else None
     first_interval = len(results)
     if interval_hit is not None:
         results += [{**r, "cached": True} for r in interval_hit["results"]]
@@ -185,13 +185,13 @@ def _remember(cache: ProofCache, done: Sequence[tuple[Obligation, str, Any]]) ->
         if ob.kind not in _TERMINATION_KINDS:
             cache.put(ob, entry)  # keyed by cache_key(ob), as ``key`` is
         elif entry.get("status") == "proven":
-            cache.entries[key] = entry
+            cache.store(key, entry)
 
 
 def _remember_intervals(cache: ProofCache, results: Sequence[dict[str, Any] | None]) -> None:
     """Cache the interval proofs once all of them are in and proven (one entry)."""
     if results and all(r is not None and r["status"] == "proven" for r in results):
-        cache.entries[_interval_key()] = {"results": list(results)}
+        cache.store(_interval_key(), {"results": list(results)})
 
 
 OBLIGATIONS_ALL: Final = (*OBLIGATIONS, "interval", "termination", NESTED_OBLIGATION)
