@@ -16,6 +16,7 @@ from quorem.engine.ops import Semantics
 __all__ = [
     "Quotient",
     "division_axioms",
+    "native_division",
     "monomial_shift_lemmas",
     "proportional_quotient_lemmas",
 ]
@@ -46,6 +47,43 @@ def division_axioms(a: Any, b: Any, q: Any, r: Any, sem: Semantics) -> list[Any]
         z3.Implies(z3.And(a < 0, b > 0), z3.And(r <= 0, r > -b)),
         z3.Implies(z3.And(a < 0, b < 0), z3.And(r <= 0, r > b)),
     ]
+
+
+def native_division(
+    a: Any, b: Any, sem: Semantics, b_sign: int | None = None, a_sign: int | None = None
+) -> tuple[Any, Any]:
+    """Quotient and remainder of ``a / b`` under ``sem`` as SMT-LIB ``div``/``mod`` terms.
+
+    SMT-LIB's ``div`` and ``mod`` are Euclidean (``0 <= mod(a, b) < |b|``); floor and
+    truncating division are stated through them by sign:
+    ``floor(a, b) = div(a, b)`` for ``b > 0`` and ``div(-a, -b)`` for ``b < 0``;
+    ``trunc(a, b) = div(a, b)`` for ``a >= 0`` and ``-div(-a, b)`` for ``a < 0``. Where
+    the sign the choice depends on is known (``b_sign``, ``a_sign``: +1 or -1, from a
+    sign split whose case premise states it), only that branch is written.
+
+    Both solvers read the terms natively (their own division lemmas, no fresh variables
+    to purify), which is what lets cvc5 decide queries it times out on with purification.
+    For ``b == 0`` the value is SMT-LIB's: an unspecified function of ``a`` -- a
+    division whose value matters has its divisor non-zero by the encoding's premises
+    and obligations, so that value is never read; callers that cannot rule ``b == 0``
+    out wrap it (see ``quorem.verify.encode``).
+    """
+    if sem is Semantics.EUCLID:
+        return a / b, a % b
+    if sem is Semantics.FLOOR:
+        pos = (a / b, a % b)
+        neg = ((-a) / (-b), -((-a) % (-b)))
+        if b_sign is not None:
+            return pos if b_sign > 0 else neg
+        return z3.If(b > 0, pos[0], neg[0]), z3.If(b > 0, pos[1], neg[1])
+    nonneg = (a / b, a % b)
+    negative = (-((-a) / b), -((-a) % b))
+    if a_sign is not None:
+        return nonneg if a_sign >= 0 else negative
+    return (
+        z3.If(a >= 0, nonneg[0], negative[0]),
+        z3.If(a >= 0, nonneg[1], negative[1]),
+    )
 
 
 def proportional_quotient_lemmas(quotients: Sequence[Quotient]) -> list[Any]:

@@ -25,7 +25,7 @@ analysis, which is exactly what the rewriter relies on.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
 import z3
@@ -53,14 +53,25 @@ from quorem.verify.division import (
     Quotient,
     division_axioms,
     monomial_shift_lemmas,
+    native_division,
     proportional_quotient_lemmas,
 )
 
-__all__ = ["INT64_MAX", "INT64_MIN", "Encoding", "encode_rule", "has_sequence"]
+__all__ = [
+    "ENCODINGS",
+    "INT64_MAX",
+    "INT64_MIN",
+    "Encoding",
+    "encode_rule",
+    "has_sequence",
+]
 
 INT64_MIN: Final = -(2**63)
 INT64_MAX: Final = 2**63 - 1
 _CMP: Final = {"<", "<=", ">", ">=", "==", "!="}
+# How a division reaches the solver: "purify" (fresh quotient and remainder constrained by
+# the division axioms) or "native" (SMT-LIB div/mod terms; quorem.verify.division).
+ENCODINGS: Final = ("purify", "native")
 
 # z3 has no type information, so its expressions are Any to mypy.
 Value = Any
@@ -90,6 +101,7 @@ class Encoding:
     rhs_nodes: list[z3.ArithRef]
     symbols: dict[str, z3.ArithRef]
     bounds: dict[str, tuple[z3.ArithRef, z3.ArithRef]]
+    divisors: list[z3.ArithRef] = dataclasses.field(default_factory=list)
 
 
 def has_sequence(rule: Rule) -> bool:
@@ -118,8 +130,17 @@ class _Val:
 
 
 class _Encoder:
-    def __init__(self, rule: Rule, semantics: Semantics | None, arity: int, int64: bool) -> None:
+    def __init__(
+        self,
+        rule: Rule,
+        semantics: Semantics | None,
+        arity: int,
+        int64: bool,
+        encoding: str = "purify",
+    ) -> None:
         self.int64 = int64
+        self.encoding = encoding
+        self.signs: dict[int, int] = {}  # z3 id of a rule constant -> its case's sign
         self.rule = rule
         self.sem = semantics or Semantics.FLOOR
         self.arity = arity
@@ -129,6 +150,7 @@ class _Encoder:
         self.axioms: list[z3.BoolRef] = []
         self.divisions: dict[tuple[Semantics, int, int], tuple[z3.ArithRef, z3.ArithRef]] = {}
         self.quotients: list[Quotient] = []
+        self.divisions_made: list[tuple[Semantics, z3.ArithRef, z3.ArithRef]] = []
         self.ranges: dict[tuple[str, int], z3.ArithRef] = {}
         self.bounds: dict[str, tuple[z3.ArithRef, z3.ArithRef]] = {}
         self.nodes: list[z3.ArithRef] = []
@@ -163,12 +185,55 @@ class _Encoder:
             found = (exact, z3.IntVal(0))
             self.divisions[key] = found
             return found
-        q = self.new("q")
-        r = self.new("r")
-        self.axioms += division_axioms(a, b, q, r, sem)
+        if self.encoding == "native":
+            q, r = self.native_divide(a, b, sem)
+        else:
+            q = self.new("q")
+            r = self.new("r")
+            self.axioms += division_axioms(a, b, q, r, sem)
         self.divisions[key] = (q, r)
+        self.divisions_made.append((sem, a, b))
         self.quotients.append((sem, a, b, q))
         return q, r
+
+    def native_divide(
+        self, a: z3.ArithRef, b: z3.ArithRef, sem: Semantics
+    ) -> tuple[z3.ArithRef, z3.ArithRef]:
+        """``a / b`` as SMT-LIB ``div``/``mod`` terms, exactly as purification states it.
+
+        Purification leaves the quotient and remainder free where ``b == 0``; SMT-LIB makes
+        them a function of ``a`` there. So a divisor not known non-zero (by the sign a
+        split assumed for it) gets ``ite(b == 0, fresh, ...)``: the same statement.
+        """
+        b_sign = self.sign(b)
+        if b_sign == 0:
+            return self.new("q"), self.new("r")
+        q, r = native_division(a, b, sem, b_sign, self.sign(a))
+        if b_sign is None:
+            q = z3.If(b == 0, self.new("q"), q)
+            r = z3.If(b == 0, self.new("r"), r)
+        return q, r
+
+    def sign(self, e: z3.ArithRef) -> int | None:
+        """The sign of ``e`` (-1, 0, 1) when the case's signs fix it, else None."""
+        if z3.is_int_value(e):
+            v = e.as_long()
+            return (v > 0) - (v < 0)
+        found = self.signs.get(e.get_id())
+        if found is not None:
+            return found
+        if z3.is_mul(e):
+            out = 1
+            for c in e.children():
+                s = self.sign(c)
+                if s is None:
+                    return None
+                out *= s
+            return out
+        if z3.is_app_of(e, z3.Z3_OP_UMINUS):
+            s = self.sign(e.arg(0))
+            return None if s is None else -s
+        return None
 
     def ceil_quotient(self, a: z3.ArithRef, b: z3.ArithRef) -> z3.ArithRef:
         """``ceil(a / b)``, stated as ``-floor(-a / b)`` (one purified floor division)."""
@@ -547,14 +612,33 @@ def _label(e: Expr) -> str:
 
 
 def encode_rule(
-    rule: Rule, semantics: Semantics | None, arity: int = 0, *, int64: bool = False
+    rule: Rule,
+    semantics: Semantics | None,
+    arity: int = 0,
+    *,
+    int64: bool = False,
+    encoding: str = "purify",
+    signs: Mapping[str, int] | None = None,
+    lemmas: bool = True,
 ) -> Encoding:
     """Encode ``rule`` for ``semantics`` (and ``arity`` addends in its ``sum(K*t)``).
 
     ``int64``: for the int64 obligation (what ``fits_int64(...)`` guards promise differs).
+    ``encoding``: one of :data:`ENCODINGS`. ``signs``: one case of a sign split
+    (:mod:`quorem.verify.split`), constant name -> -1, 0 or 1; the case's sign conditions
+    are premises, and the native encoding writes only the branch of a division the signs
+    select. ``lemmas``: add the quotient lemmas of :mod:`quorem.verify.division` (true
+    facts that speed Z3 up; off, the query is the bare statement).
     """
-    enc = _Encoder(rule, semantics, arity, int64)
-    lhs_defined: list[z3.BoolRef] = []
+    if encoding not in ENCODINGS:
+        raise ValueError(f"unknown encoding {encoding!r} (one of {', '.join(ENCODINGS)})")
+    enc = _Encoder(rule, semantics, arity, int64, encoding)
+    case: list[z3.BoolRef] = []
+    for name, sign in (signs or {}).items():
+        v = z3.Int(name)  # the constant the encoder gives the name (``C``, ``K[2]``)
+        enc.signs[v.get_id()] = sign
+        case.append(v > 0 if sign > 0 else v < 0 if sign < 0 else v == 0)
+    lhs_defined: list[z3.BoolRef] = list(case)
     lhs = enc.pattern(rule.pattern, lhs_defined)
     lhs_nodes = list(enc.nodes)
     premises: list[z3.BoolRef] = list(lhs_defined)
@@ -573,8 +657,9 @@ def encode_rule(
     if not r.is_term:
         rhs_nodes.append(r.value)
     premises.extend(enc.axioms)
-    premises.extend(proportional_quotient_lemmas(enc.quotients))
-    if enc.monomials:
+    if lemmas:
+        premises.extend(proportional_quotient_lemmas(enc.quotients))
+    if lemmas and enc.monomials:
         divisions = [
             (sem, a, b, q, enc.divisions[(sem, a.get_id(), b.get_id())][1])
             for sem, a, b, q in enc.quotients
@@ -593,4 +678,5 @@ def encode_rule(
         rhs_nodes=rhs_nodes,
         symbols=symbols,
         bounds=enc.bounds,
+        divisors=[b for _, _, b in enc.divisions_made],
     )

@@ -1,0 +1,293 @@
+"""Which encoding of a rule's equivalence obligation both Z3 and cvc5 decide (issue 24).
+
+For each shipped rule (or ``--rule NAME``, ``--family PREFIX``), semantics and arity
+(1..``--max-arity``), the equivalence obligation is stated in each encoding variant:
+
+* ``purify``: what ``quorem verify`` sends (purified division, quotient lemmas);
+* ``native``: SMT-LIB ``div``/``mod`` terms instead of purification (same lemmas);
+* ``native-bare``: native, without the quotient lemmas;
+* ``purify-split`` / ``native-split``: one sub-obligation per sign of each symbolic name
+  the rule divides by (``quorem.verify.split``): proven when every case is.
+
+Each (sub-)obligation is written once as SMT-LIB text; that same text is read by Z3 (run
+with ``quorem verify``'s restart schedule) and by cvc5 (in a child process, one solver at
+a time), each with ``--timeout`` seconds per query. An obligation counts as proven by a
+solver only if the solver answered ``unsat`` on every one of its queries.
+
+    python -m benchmarks.nonlinear --family nested-div --timeout 20
+    python -m benchmarks.nonlinear --variant purify --variant native-split --jsonl out.jsonl
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any, Final
+
+import z3
+from quorem.engine.rule import Rule
+from quorem.verify.encode import encode_rule
+from quorem.verify.jobs import load_rules
+from quorem.verify.prove import Obligation, _check, _query, obligations_of
+from quorem.verify.split import exhaustive, sign_cases, split_names
+
+__all__ = ["VARIANTS", "Variant", "main", "queries", "smt2_text"]
+
+
+@dataclasses.dataclass(frozen=True)
+class Variant:
+    """One way to state an obligation."""
+
+    name: str
+    encoding: str
+    split: bool
+    lemmas: bool = True
+
+
+VARIANTS: Final = {
+    v.name: v
+    for v in (
+        Variant("purify", "purify", False),
+        Variant("native", "native", False),
+        Variant("native-bare", "native", False, lemmas=False),
+        Variant("purify-split", "purify", True),
+        Variant("native-split", "native", True),
+        Variant("native-split-bare", "native", True, lemmas=False),
+    )
+}
+
+
+def queries(ob: Obligation, variant: Variant) -> list[tuple[str, list[z3.BoolRef]]]:
+    """The queries (case label, assertions to refute) stating ``ob`` in ``variant``."""
+    cases: list[dict[str, int]] = [{}]
+    if variant.split:
+        names = split_names(ob.rule, ob.semantics, ob.arity)
+        cases = sign_cases(names)
+        assert exhaustive(cases), cases
+    out = []
+    for case in cases:
+        enc = encode_rule(
+            ob.rule,
+            ob.semantics,
+            ob.arity,
+            int64=ob.kind == "int64",
+            encoding=variant.encoding,
+            signs=case,
+            lemmas=variant.lemmas,
+        )
+        premises, goal = _query(enc, ob.kind)
+        label = ",".join(f"{n}{'>0' if s > 0 else '<0' if s < 0 else '=0'}" for n, s in case.items())
+        out.append((label or "-", [*premises, z3.Not(goal)]))
+    return out
+
+
+# --------------------------------------------------------------------------- SMT-LIB
+def _tokens(text: str) -> Iterator[str]:
+    i, n = 0, len(text)
+    while i < n:
+        c = text[i]
+        if c.isspace():
+            i += 1
+        elif c in "()":
+            yield c
+            i += 1
+        elif c == ";":
+            while i < n and text[i] != "\n":
+                i += 1
+        elif c == "|":
+            j = text.index("|", i + 1)
+            yield text[i : j + 1]
+            i = j + 1
+        else:
+            j = i
+            while j < n and not text[j].isspace() and text[j] not in "()":
+                j += 1
+            yield text[i:j]
+            i = j
+
+
+def _parse(text: str) -> list[Any]:
+    stack: list[list[Any]] = [[]]
+    for tok in _tokens(text):
+        if tok == "(":
+            stack.append([])
+        elif tok == ")":
+            done = stack.pop()
+            stack[-1].append(done)
+        else:
+            stack[-1].append(tok)
+    return stack[0]
+
+
+_UNIT: Final = {"and": "true", "or": "false", "+": "0", "*": "1"}
+
+
+def _standard(e: Any) -> Any:
+    """Z3's SMT-LIB with the non-standard forms fixed: ``(+ x)``, ``(and)`` ..."""
+    if isinstance(e, str):
+        return e
+    e = [_standard(x) for x in e]
+    if e and isinstance(e[0], str) and e[0] in _UNIT:
+        if len(e) == 1:
+            return _UNIT[e[0]]
+        if len(e) == 2:
+            return e[1]
+    return e
+
+
+def _show(e: Any) -> str:
+    return e if isinstance(e, str) else "(" + " ".join(_show(x) for x in e) + ")"
+
+
+def smt2_text(assertions: Sequence[z3.BoolRef], comment: str = "") -> str:
+    """Standalone standard SMT-LIB 2.6 for ``assertions`` (expected: unsat)."""
+    s = z3.Solver()
+    s.add(*assertions)
+    body = [_show(_standard(x)) for x in _parse(s.to_smt2())]
+    body = [x for x in body if not x.startswith(("(check-sat", "(set-info :status"))]
+    head = [f"; {line}" for line in comment.splitlines()]
+    return "\n".join([*head, "(set-logic ALL)", *body, "(check-sat)", ""])
+
+
+# --------------------------------------------------------------------------- solvers
+def run_z3(text: str, timeout: float) -> str:
+    """Z3's answer on the text, with quorem verify's restart schedule."""
+    assertions = list(z3.parse_smt2_string(text))
+    answer, _ = _check(assertions, timeout)
+    return str(answer)
+
+
+def run_cvc5(path: Path, timeout: float) -> str:
+    """cvc5's answer on the file, in a child process killed after ``timeout`` + 10 s."""
+    cmd = [sys.executable, "-m", "benchmarks.nonlinear", "--cvc5-worker", str(path)]
+    cmd += ["--timeout", str(timeout)]
+    try:
+        done = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout + 10)
+    except subprocess.TimeoutExpired:
+        return "unknown(killed)"
+    out = done.stdout.strip().splitlines()
+    return out[-1] if done.returncode == 0 and out else f"error({done.stderr.strip()[-200:]})"
+
+
+def _cvc5_worker(path: str, timeout: float) -> str:
+    import cvc5  # noqa: PLC0415  (only the child process needs it)
+
+    tm = cvc5.TermManager()
+    slv = cvc5.Solver(tm)
+    slv.setOption("tlimit-per", str(int(timeout * 1000)))
+    parser = cvc5.InputParser(slv)
+    parser.setFileInput(cvc5.InputLanguage.SMT_LIB_2_6, path)
+    sm = parser.getSymbolManager()
+    result = "none"
+    while True:
+        cmd = parser.nextCommand()
+        if cmd.isNull():
+            break
+        if str(cmd).startswith("(check-sat"):
+            r = slv.checkSat()
+            result = "unsat" if r.isUnsat() else "sat" if r.isSat() else "unknown"
+            continue
+        cmd.invoke(slv, sm)
+    return result
+
+
+# --------------------------------------------------------------------------- harness
+def _selected(rules: Sequence[Rule], names: Sequence[str], families: Sequence[str]) -> list[Rule]:
+    if not names and not families:
+        return list(rules)
+    return [r for r in rules if r.name in names or any(r.name.startswith(f) for f in families)]
+
+
+def _solve(
+    solver: str, qs: list[tuple[str, list[z3.BoolRef]]], tmp: Path, timeout: float, ob: Obligation
+) -> tuple[str, float, int]:
+    """(answer, seconds, queries run): ``unsat`` only if every query was refuted."""
+    start = time.perf_counter()
+    for i, (label, assertions) in enumerate(qs):
+        text = smt2_text(assertions, f"{ob.rule.name} {ob.label} case {label}\nexpected: unsat")
+        path = tmp / f"q{i}.smt2"
+        path.write_text(text)
+        answer = run_z3(text, timeout) if solver == "z3" else run_cvc5(path, timeout)
+        if answer != "unsat":
+            return f"{answer}@{label}", time.perf_counter() - start, i + 1
+    return "unsat", time.perf_counter() - start, len(qs)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the harness; print one line per obligation and variant and a family summary."""
+    p = argparse.ArgumentParser(prog="python -m benchmarks.nonlinear", description=__doc__)
+    p.add_argument("--rule", action="append", default=[], help="a rule name (repeatable)")
+    p.add_argument("--family", action="append", default=[], help="a rule-name prefix")
+    p.add_argument("--variant", action="append", choices=sorted(VARIANTS), default=[])
+    p.add_argument("--solver", action="append", choices=("z3", "cvc5"), default=[])
+    p.add_argument("--timeout", type=float, default=20.0, help="seconds per query")
+    p.add_argument("--max-arity", type=int, default=2)
+    p.add_argument("--semantics", action="append", default=[], help="floor, trunc, euclid")
+    p.add_argument("--jsonl", type=Path, help="append one JSON row per obligation and variant")
+    p.add_argument("--cvc5-worker", help=argparse.SUPPRESS)
+    args = p.parse_args(argv)
+    if args.cvc5_worker:
+        print(_cvc5_worker(args.cvc5_worker, args.timeout))
+        return 0
+    variants = [VARIANTS[v] for v in args.variant or ("purify", "native-split")]
+    solvers = args.solver or ["z3", "cvc5"]
+    rules = _selected(load_rules([]), args.rule, args.family)
+    rows: list[dict[str, Any]] = []
+    with tempfile.TemporaryDirectory() as tmpdir:
+        tmp = Path(tmpdir)
+        for rule in rules:
+            for ob in obligations_of(rule, args.max_arity):
+                if ob.kind != "equivalence":
+                    continue
+                if args.semantics and (ob.semantics is None or ob.semantics.value not in args.semantics):
+                    continue
+                for v in variants:
+                    qs = queries(ob, v)
+                    row: dict[str, Any] = {
+                        "rule": rule.name,
+                        "obligation": ob.label,
+                        "variant": v.name,
+                        "queries": len(qs),
+                    }
+                    for solver in solvers:
+                        answer, secs, ran = _solve(solver, qs, tmp, args.timeout, ob)
+                        row[solver] = answer
+                        row[f"{solver}_s"] = round(secs, 2)
+                    rows.append(row)
+                    cells = "  ".join(f"{s}={row[s]:<10} {row[s + '_s']:6.2f}s" for s in solvers)
+                    print(f"{rule.name:42} {ob.label:26} {v.name:18} n={len(qs):<3} {cells}", flush=True)
+                    if args.jsonl:
+                        with args.jsonl.open("a") as f:
+                            f.write(json.dumps(row) + "\n")
+    summary(rows, solvers)
+    return 0
+
+
+def _family(name: str) -> str:
+    return name
+
+
+def summary(rows: Sequence[dict[str, Any]], solvers: Sequence[str]) -> None:
+    """Per rule and variant: obligations proven by each solver, and their total time."""
+    groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    for row in rows:
+        groups.setdefault((_family(row["rule"]), row["variant"]), []).append(row)
+    print("\nsummary (rule, variant: proven/obligations, seconds)")
+    for (fam, variant), rs in sorted(groups.items()):
+        cells = []
+        for s in solvers:
+            proven = sum(1 for r in rs if r.get(s) == "unsat")
+            secs = sum(r.get(f"{s}_s", 0.0) for r in rs)
+            cells.append(f"{s} {proven}/{len(rs)} {secs:7.1f}s")
+        print(f"  {fam:42} {variant:18} " + "  ".join(cells))
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
