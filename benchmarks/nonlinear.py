@@ -4,10 +4,13 @@ For each shipped rule (or ``--rule NAME``, ``--family PREFIX``), semantics and a
 (1..``--max-arity``), the equivalence obligation is stated in each encoding variant:
 
 * ``purify``: what ``quorem verify`` sends (purified division, quotient lemmas);
-* ``native``: SMT-LIB ``div``/``mod`` terms instead of purification (same lemmas);
-* ``native-bare``: native, without the quotient lemmas;
-* ``purify-split`` / ``native-split``: one sub-obligation per sign of each symbolic name
-  the rule divides by (``quorem.verify.split``): proven when every case is.
+* ``native``: SMT-LIB ``div``/``mod`` terms instead of purification, no lemmas
+  (``quorem verify --encoding native``);
+* ``native-lemmas``: native, with the quotient lemmas;
+* ``native-split``: one sub-obligation per sign of each symbolic name the rule divides
+  by (``quorem.verify.split``), native, no lemmas: proven when every case is
+  (``quorem verify --encoding native-split``);
+* ``native-split-lemmas``, ``purify-split``: the same split of the other statements.
 
 Each (sub-)obligation is written once as SMT-LIB text; that same text is read by Z3 (run
 with ``quorem verify``'s restart schedule) and by cvc5 (in a child process, one solver at
@@ -35,8 +38,8 @@ import z3
 from quorem.engine.rule import Rule
 from quorem.verify.encode import encode_rule
 from quorem.verify.jobs import load_rules
-from quorem.verify.prove import Obligation, _check, _query, obligations_of
-from quorem.verify.split import exhaustive, sign_cases, split_names
+from quorem.verify.prove import Obligation, _check, _query, obligations_of, split_queries
+from quorem.verify.split import exhaustive, sign_cases, split_plan
 
 __all__ = ["VARIANTS", "Variant", "main", "queries", "smt2_text"]
 
@@ -55,21 +58,23 @@ VARIANTS: Final = {
     v.name: v
     for v in (
         Variant("purify", "purify", False),
-        Variant("native", "native", False),
-        Variant("native-bare", "native", False, lemmas=False),
+        Variant("native", "native", False, lemmas=False),
+        Variant("native-lemmas", "native", False),
+        Variant("native-split", "native", True, lemmas=False),
+        Variant("native-split-lemmas", "native", True),
         Variant("purify-split", "purify", True),
-        Variant("native-split", "native", True),
-        Variant("native-split-bare", "native", True, lemmas=False),
     )
 }
 
 
 def queries(ob: Obligation, variant: Variant) -> list[tuple[str, list[z3.BoolRef]]]:
     """The queries (case label, assertions to refute) stating ``ob`` in ``variant``."""
-    cases: list[dict[str, int]] = [{}]
+    if variant.name == "native-split":
+        # Exactly what quorem verify --encoding native-split sends.
+        return [(_case_label(case), qs) for case, qs in split_queries(ob)]
+    cases: list[dict[str, str]] = [{}]
     if variant.split:
-        names = split_names(ob.rule, ob.semantics, ob.arity)
-        cases = sign_cases(names)
+        cases = sign_cases(split_plan(ob.rule, ob.semantics, ob.arity))
         assert exhaustive(cases), cases
     out = []
     for case in cases:
@@ -83,9 +88,12 @@ def queries(ob: Obligation, variant: Variant) -> list[tuple[str, list[z3.BoolRef
             lemmas=variant.lemmas,
         )
         premises, goal = _query(enc, ob.kind)
-        label = ",".join(f"{n}{'>0' if s > 0 else '<0' if s < 0 else '=0'}" for n, s in case.items())
-        out.append((label or "-", [*premises, z3.Not(goal)]))
+        out.append((_case_label(case), [*premises, z3.Not(goal)]))
     return out
+
+
+def _case_label(case: dict[str, str]) -> str:
+    return ",".join(f"{n}{rel}" for n, rel in case.items()) or "-"
 
 
 # --------------------------------------------------------------------------- SMT-LIB
@@ -169,7 +177,9 @@ def run_cvc5(path: Path, timeout: float) -> str:
     cmd = [sys.executable, "-m", "benchmarks.nonlinear", "--cvc5-worker", str(path)]
     cmd += ["--timeout", str(timeout)]
     try:
-        done = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout + 10)
+        done = subprocess.run(
+            cmd, capture_output=True, text=True, timeout=timeout + 10, check=False
+        )
     except subprocess.TimeoutExpired:
         return "unknown(killed)"
     out = done.stdout.strip().splitlines()
@@ -246,7 +256,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             for ob in obligations_of(rule, args.max_arity):
                 if ob.kind != "equivalence":
                     continue
-                if args.semantics and (ob.semantics is None or ob.semantics.value not in args.semantics):
+                if args.semantics and (
+                    ob.semantics is None or ob.semantics.value not in args.semantics
+                ):
                     continue
                 for v in variants:
                     qs = queries(ob, v)
@@ -257,12 +269,15 @@ def main(argv: Sequence[str] | None = None) -> int:
                         "queries": len(qs),
                     }
                     for solver in solvers:
-                        answer, secs, ran = _solve(solver, qs, tmp, args.timeout, ob)
+                        answer, secs, _ = _solve(solver, qs, tmp, args.timeout, ob)
                         row[solver] = answer
                         row[f"{solver}_s"] = round(secs, 2)
                     rows.append(row)
                     cells = "  ".join(f"{s}={row[s]:<10} {row[s + '_s']:6.2f}s" for s in solvers)
-                    print(f"{rule.name:42} {ob.label:26} {v.name:18} n={len(qs):<3} {cells}", flush=True)
+                    print(
+                        f"{rule.name:42} {ob.label:26} {v.name:18} n={len(qs):<3} {cells}",
+                        flush=True,
+                    )
                     if args.jsonl:
                         with args.jsonl.open("a") as f:
                             f.write(json.dumps(row) + "\n")

@@ -50,6 +50,8 @@ def cache_key(ob: Obligation) -> str:
         code_digest(),
         z3.get_version_string(),
     ]
+    if ob.encoding != "purify":
+        parts.append(ob.encoding)
     return hashlib.sha256("\x00".join(parts).encode()).hexdigest()
 
 

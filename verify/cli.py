@@ -31,6 +31,7 @@ from quorem.verify.jobs import Job, load_rules, run_jobs
 from quorem.verify.prove import (
     DEFAULT_ARITY,
     DEFAULT_TIMEOUT,
+    ENCODINGS,
     OBLIGATIONS,
     PROVEN_STATUSES,
     Obligation,
@@ -70,6 +71,13 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--arity", type=int, default=DEFAULT_ARITY, help="prove sum(K*t) rules for 1..K")
     p.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT, help="seconds per query")
     p.add_argument("--jobs", "-j", type=int, default=1, help="parallel prover processes")
+    p.add_argument(
+        "--encoding",
+        choices=ENCODINGS,
+        default="purify",
+        help="how rule obligations are stated: purified division (default), SMT-LIB "
+        "div/mod, or div/mod split by the sign of each symbolic divisor",
+    )
     p.add_argument("--json", action="store_true", help="write one JSON object to stdout")
     p.add_argument("--junit", type=Path, help="write a JUnit XML report to PATH")
     p.add_argument("--no-cache", action="store_true", help="prove everything again")
@@ -97,6 +105,7 @@ def verify_rules(
     cache: ProofCache | None = None,
     progress: Any = None,
     intervals: bool = False,
+    encoding: str = "purify",
 ) -> list[dict[str, Any]]:
     """Prove the obligations of ``rules`` of ``kinds``; return their JSON results in order.
 
@@ -108,7 +117,7 @@ def verify_rules(
     order with one job at a time). Definite results are cached in ``cache`` as they
     arrive, and it is saved on the way out, interrupted or not.
     """
-    obs = [ob for r in rules for ob in obligations_of(r, arity) if ob.kind in kinds]
+    obs = [ob for r in rules for ob in obligations_of(r, arity, encoding) if ob.kind in kinds]
     if "termination" in kinds:
         # Constraint and lowering rules are applied by passes of their own, with a step
         # budget, to terms built for them: no termination order is asked of them.
@@ -366,6 +375,7 @@ def _main(argv: Sequence[str] | None) -> int:
         jobs=args.jobs,
         cache=cache,
         progress=show,
+        encoding=args.encoding,
         # The interval analysis belongs to the engine, not to a rules file.
         intervals=not args.files and not args.rule and "interval" in wanted,
     )

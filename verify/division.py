@@ -7,18 +7,21 @@ remainder's range under the semantics.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Mapping, Sequence
+from typing import Any, Final
 
 import z3
 from quorem.engine.ops import Semantics
 
 __all__ = [
+    "RELATIONS",
     "Quotient",
     "division_axioms",
-    "native_division",
     "monomial_shift_lemmas",
+    "native_division",
     "proportional_quotient_lemmas",
+    "relation_condition",
+    "sign_set",
 ]
 
 # z3 has no type information, so its expressions are Any to mypy.
@@ -49,8 +52,73 @@ def division_axioms(a: Any, b: Any, q: Any, r: Any, sem: Semantics) -> list[Any]
     ]
 
 
+# The sign relations a split case may assume of a name, as the set of signs they allow.
+RELATIONS: Final[dict[str, frozenset[int]]] = {
+    ">0": frozenset({1}),
+    "<0": frozenset({-1}),
+    "=0": frozenset({0}),
+    ">=0": frozenset({0, 1}),
+}
+_ANY: Final = frozenset({-1, 0, 1})
+
+
+def relation_condition(v: Any, relation: str) -> Any:
+    """The premise ``v > 0``, ``v < 0``, ``v == 0`` or ``v >= 0``."""
+    return {">0": v > 0, "<0": v < 0, "=0": v == 0, ">=0": v >= 0}[relation]
+
+
+def sign_set(e: Any, known: Mapping[int, frozenset[int]]) -> frozenset[int]:
+    """The signs ``e`` may have, given the signs ``known`` of some terms (by Z3 id).
+
+    Syntactic and sound: literals, known terms, products, negation, sums, and SMT-LIB
+    ``div``/``mod`` (Euclidean: the remainder is never negative; the quotient of a
+    non-negative numerator has the divisor's sign or is 0).
+    """
+    if z3.is_int_value(e):
+        v = e.as_long()
+        return frozenset({(v > 0) - (v < 0)})
+    found = known.get(e.get_id())
+    if found is not None:
+        return found
+    if z3.is_mul(e):
+        out = frozenset({1})
+        for c in e.children():
+            s = sign_set(c, known)
+            out = frozenset(x * y for x in out for y in s)
+        return out
+    if z3.is_app_of(e, z3.Z3_OP_UMINUS):
+        return frozenset(-x for x in sign_set(e.arg(0), known))
+    if z3.is_add(e):
+        parts = [sign_set(c, known) for c in e.children()]
+        for side in (1, -1):
+            if all(p <= {0, side} for p in parts):
+                strict = any(p == {side} for p in parts)
+                return frozenset({side}) if strict else frozenset({0, side})
+        return _ANY
+    if z3.is_app_of(e, z3.Z3_OP_MOD):
+        return frozenset({0, 1})
+    if z3.is_app_of(e, z3.Z3_OP_IDIV):
+        a, b = (sign_set(c, known) for c in e.children())
+        if 0 in b:
+            return _ANY  # div by 0 is any value
+        out: set[int] = set()
+        for sb in b:
+            if a & {0, 1}:
+                out |= {0, sb}
+            if -1 in a:
+                out |= {-sb}  # a < 0: rounded away from 0 (a = b*q + r, r >= 0)
+        return frozenset(out)
+    if z3.is_app_of(e, z3.Z3_OP_ITE):
+        return sign_set(e.arg(1), known) | sign_set(e.arg(2), known)
+    return _ANY
+
+
 def native_division(
-    a: Any, b: Any, sem: Semantics, b_sign: int | None = None, a_sign: int | None = None
+    a: Any,
+    b: Any,
+    sem: Semantics,
+    b_signs: frozenset[int] = _ANY,
+    a_signs: frozenset[int] = _ANY,
 ) -> tuple[Any, Any]:
     """Quotient and remainder of ``a / b`` under ``sem`` as SMT-LIB ``div``/``mod`` terms.
 
@@ -58,8 +126,9 @@ def native_division(
     truncating division are stated through them by sign:
     ``floor(a, b) = div(a, b)`` for ``b > 0`` and ``div(-a, -b)`` for ``b < 0``;
     ``trunc(a, b) = div(a, b)`` for ``a >= 0`` and ``-div(-a, b)`` for ``a < 0``. Where
-    the sign the choice depends on is known (``b_sign``, ``a_sign``: +1 or -1, from a
-    sign split whose case premise states it), only that branch is written.
+    the sign the choice depends on is known (``b_signs``, ``a_signs``: the signs the values
+    may have, from a sign split whose case premises state them; see :func:`sign_set`),
+    only that branch is written.
 
     Both solvers read the terms natively (their own division lemmas, no fresh variables
     to purify), which is what lets cvc5 decide queries it times out on with purification.
@@ -73,13 +142,17 @@ def native_division(
     if sem is Semantics.FLOOR:
         pos = (a / b, a % b)
         neg = ((-a) / (-b), -((-a) % (-b)))
-        if b_sign is not None:
-            return pos if b_sign > 0 else neg
+        if b_signs == {1}:
+            return pos
+        if b_signs == {-1}:
+            return neg
         return z3.If(b > 0, pos[0], neg[0]), z3.If(b > 0, pos[1], neg[1])
     nonneg = (a / b, a % b)
     negative = (-((-a) / b), -((-a) % b))
-    if a_sign is not None:
-        return nonneg if a_sign >= 0 else negative
+    if a_signs <= {0, 1}:
+        return nonneg
+    if a_signs <= {-1, 0}:
+        return negative
     return (
         z3.If(a >= 0, nonneg[0], negative[0]),
         z3.If(a >= 0, nonneg[1], negative[1]),

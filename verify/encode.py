@@ -50,11 +50,14 @@ from quorem.engine.rule import (
     sequence_names,
 )
 from quorem.verify.division import (
+    RELATIONS,
     Quotient,
     division_axioms,
     monomial_shift_lemmas,
     native_division,
     proportional_quotient_lemmas,
+    relation_condition,
+    sign_set,
 )
 
 __all__ = [
@@ -101,7 +104,9 @@ class Encoding:
     rhs_nodes: list[z3.ArithRef]
     symbols: dict[str, z3.ArithRef]
     bounds: dict[str, tuple[z3.ArithRef, z3.ArithRef]]
-    divisors: list[z3.ArithRef] = dataclasses.field(default_factory=list)
+    divisions: list[tuple[Semantics, z3.ArithRef, z3.ArithRef]] = dataclasses.field(
+        default_factory=list
+    )  # semantics, numerator, divisor of each division (before purification)
 
 
 def has_sequence(rule: Rule) -> bool:
@@ -140,7 +145,7 @@ class _Encoder:
     ) -> None:
         self.int64 = int64
         self.encoding = encoding
-        self.signs: dict[int, int] = {}  # z3 id of a rule constant -> its case's sign
+        self.signs: dict[int, frozenset[int]] = {}  # z3 id of a name -> its case's signs
         self.rule = rule
         self.sem = semantics or Semantics.FLOOR
         self.arity = arity
@@ -205,35 +210,14 @@ class _Encoder:
         them a function of ``a`` there. So a divisor not known non-zero (by the sign a
         split assumed for it) gets ``ite(b == 0, fresh, ...)``: the same statement.
         """
-        b_sign = self.sign(b)
-        if b_sign == 0:
+        b_signs = sign_set(b, self.signs)
+        if b_signs == {0}:
             return self.new("q"), self.new("r")
-        q, r = native_division(a, b, sem, b_sign, self.sign(a))
-        if b_sign is None:
+        q, r = native_division(a, b, sem, b_signs, sign_set(a, self.signs))
+        if 0 in b_signs:
             q = z3.If(b == 0, self.new("q"), q)
             r = z3.If(b == 0, self.new("r"), r)
         return q, r
-
-    def sign(self, e: z3.ArithRef) -> int | None:
-        """The sign of ``e`` (-1, 0, 1) when the case's signs fix it, else None."""
-        if z3.is_int_value(e):
-            v = e.as_long()
-            return (v > 0) - (v < 0)
-        found = self.signs.get(e.get_id())
-        if found is not None:
-            return found
-        if z3.is_mul(e):
-            out = 1
-            for c in e.children():
-                s = self.sign(c)
-                if s is None:
-                    return None
-                out *= s
-            return out
-        if z3.is_app_of(e, z3.Z3_OP_UMINUS):
-            s = self.sign(e.arg(0))
-            return None if s is None else -s
-        return None
 
     def ceil_quotient(self, a: z3.ArithRef, b: z3.ArithRef) -> z3.ArithRef:
         """``ceil(a / b)``, stated as ``-floor(-a / b)`` (one purified floor division)."""
@@ -618,14 +602,15 @@ def encode_rule(
     *,
     int64: bool = False,
     encoding: str = "purify",
-    signs: Mapping[str, int] | None = None,
+    signs: Mapping[str, str] | None = None,
     lemmas: bool = True,
 ) -> Encoding:
     """Encode ``rule`` for ``semantics`` (and ``arity`` addends in its ``sum(K*t)``).
 
     ``int64``: for the int64 obligation (what ``fits_int64(...)`` guards promise differs).
     ``encoding``: one of :data:`ENCODINGS`. ``signs``: one case of a sign split
-    (:mod:`quorem.verify.split`), constant name -> -1, 0 or 1; the case's sign conditions
+    (:mod:`quorem.verify.split`), name -> relation to 0 (``>0``, ``<0``, ``=0``, ``>=0``,
+    :data:`quorem.verify.division.RELATIONS`); the case's sign conditions
     are premises, and the native encoding writes only the branch of a division the signs
     select. ``lemmas``: add the quotient lemmas of :mod:`quorem.verify.division` (true
     facts that speed Z3 up; off, the query is the bare statement).
@@ -634,10 +619,10 @@ def encode_rule(
         raise ValueError(f"unknown encoding {encoding!r} (one of {', '.join(ENCODINGS)})")
     enc = _Encoder(rule, semantics, arity, int64, encoding)
     case: list[z3.BoolRef] = []
-    for name, sign in (signs or {}).items():
+    for name, relation in (signs or {}).items():
         v = z3.Int(name)  # the constant the encoder gives the name (``C``, ``K[2]``)
-        enc.signs[v.get_id()] = sign
-        case.append(v > 0 if sign > 0 else v < 0 if sign < 0 else v == 0)
+        enc.signs[v.get_id()] = RELATIONS[relation]
+        case.append(relation_condition(v, relation))
     lhs_defined: list[z3.BoolRef] = list(case)
     lhs = enc.pattern(rule.pattern, lhs_defined)
     lhs_nodes = list(enc.nodes)
@@ -678,5 +663,5 @@ def encode_rule(
         rhs_nodes=rhs_nodes,
         symbols=symbols,
         bounds=enc.bounds,
-        divisors=[b for _, _, b in enc.divisions_made],
+        divisions=list(enc.divisions_made),
     )

@@ -51,13 +51,15 @@ class Job:
     semantics: str | None = None
     arity: int = 0
     timeout: float = 0.0
+    encoding: str = "purify"
 
     @staticmethod
     def of(obs: Sequence[Obligation], timeout: float) -> Job:
         """The job proving ``obs``, obligations of one rule, semantics and arity."""
         ob = obs[0]
         sem = ob.semantics.value if ob.semantics is not None else None
-        return Job(tuple(o.kind for o in obs), ob.rule.name, sem, ob.arity, timeout)
+        kinds = tuple(o.kind for o in obs)
+        return Job(kinds, ob.rule.name, sem, ob.arity, timeout, ob.encoding)
 
     @property
     def cost(self) -> float:
@@ -122,7 +124,7 @@ def _run_once(job: Job, rules: dict[str, Rule]) -> list[dict[str, Any]]:
     sem = Semantics(job.semantics) if job.semantics else None
     out = []
     for kind in job.kinds:
-        ob = Obligation(rules[job.name], sem, job.arity, kind)
+        ob = Obligation(rules[job.name], sem, job.arity, kind, job.encoding)
         if kind == "termination":
             r = check_termination(ob, job.timeout)
         elif kind == NESTED_OBLIGATION:

@@ -33,6 +33,7 @@ from quorem.verify.replay import Replay, replay
 __all__ = [
     "DEFAULT_ARITY",
     "DEFAULT_TIMEOUT",
+    "ENCODINGS",
     "OBLIGATIONS",
     "PROVEN_STATUSES",
     "Obligation",
@@ -44,6 +45,14 @@ __all__ = [
 DEFAULT_ARITY: Final = 4
 DEFAULT_TIMEOUT: Final = 20.0
 OBLIGATIONS: Final = ("equivalence", "int64")
+# How an obligation is stated (quorem verify --encoding):
+# * "purify": division purified into fresh quotient and remainder, with the quotient
+#   lemmas of quorem.verify.division (Z3's fastest);
+# * "native": SMT-LIB div/mod terms, no lemmas (quorem.verify.division.native_division);
+# * "native-split": native, the equivalence obligation split into one query per sign of
+#   each symbolic name a divisor holds (quorem.verify.split), every case proven.
+#   What cvc5 decides as well as Z3 (benchmarks/nonlinear.py).
+ENCODINGS: Final = ("purify", "native", "native-split")
 _PROVEN: Final = {"equivalence": "proven", "int64": "proven-int64"}
 # Statuses that count as proofs; ``proven-on-grid(...)`` is shown but is not one.
 PROVEN_STATUSES: Final = frozenset(_PROVEN.values())
@@ -61,6 +70,7 @@ class Obligation:
     semantics: Semantics | None
     arity: int
     kind: str
+    encoding: str = "purify"
 
     @property
     def label(self) -> str:
@@ -87,11 +97,13 @@ class ProofResult:
         return self.status in PROVEN_STATUSES
 
 
-def obligations_of(rule: Rule, max_arity: int = DEFAULT_ARITY) -> list[Obligation]:
+def obligations_of(
+    rule: Rule, max_arity: int = DEFAULT_ARITY, encoding: str = "purify"
+) -> list[Obligation]:
     """Every obligation of ``rule``: per semantics, per arity 1..max_arity, per kind."""
     arities = range(1, max_arity + 1) if has_sequence(rule) else range(0, 1)
     return [
-        Obligation(rule, sem, k, kind)
+        Obligation(rule, sem, k, kind, encoding)
         for sem in (rule.semantics or (None,))
         for k in arities
         for kind in OBLIGATIONS
@@ -192,10 +204,26 @@ def prove(ob: Obligation, timeout: float = DEFAULT_TIMEOUT) -> ProofResult:
     counterexample any
     step finds is replayed through the engine before it is reported ``unsound``.
     """
-    enc = encode_rule(ob.rule, ob.semantics, ob.arity, int64=ob.kind == "int64")
+    if ob.encoding not in ENCODINGS:
+        raise ValueError(f"unknown encoding {ob.encoding!r} (one of {', '.join(ENCODINGS)})")
+    purify = ob.encoding == "purify"
+    enc = encode_rule(
+        ob.rule,
+        ob.semantics,
+        ob.arity,
+        int64=ob.kind == "int64",
+        encoding="purify" if purify else "native",
+        lemmas=purify,
+    )
     premises, goal = _query(enc, ob.kind)
     q = _Query(ob, enc, premises, goal, time.perf_counter())
     method = "IntAux" if ob.kind == "equivalence" else "IntAux64"
+    if not purify:
+        method += f", {ob.encoding}"
+    if ob.encoding == "native-split" and ob.kind == "equivalence":
+        split = _prove_split(q, timeout)
+        if split is not None:
+            return split
     r = q.attempt([], timeout, method, _PROVEN[ob.kind])
     if r.status != "unknown" or r.method in _VACUOUS:
         return r
@@ -217,6 +245,53 @@ def prove(ob: Obligation, timeout: float = DEFAULT_TIMEOUT) -> ProofResult:
 
 
 _VACUOUS: Final = ("vacuous", "vacuity-unknown")
+
+
+def split_queries(ob: Obligation) -> list[tuple[dict[str, str], list[z3.BoolRef]]]:
+    """``ob`` as one query (assertions to refute) per sign case, in the native encoding.
+
+    The cases are every combination of signs of :func:`quorem.verify.split.split_plan`:
+    together they cover every integer assignment (checked), so ``ob`` holds if and only
+    if every query is unsatisfiable. One case and no names: the unsplit native query.
+    """
+    from quorem.verify.split import exhaustive, sign_cases, split_plan  # noqa: PLC0415
+
+    cases = sign_cases(split_plan(ob.rule, ob.semantics, ob.arity))
+    if not exhaustive(cases):
+        raise AssertionError(f"sign cases do not cover every assignment: {cases}")
+    out = []
+    for case in cases:
+        enc = encode_rule(
+            ob.rule,
+            ob.semantics,
+            ob.arity,
+            int64=ob.kind == "int64",
+            encoding="native",
+            signs=case,
+            lemmas=False,
+        )
+        premises, goal = _query(enc, ob.kind)
+        out.append((case, [*premises, z3.Not(goal)]))
+    return out
+
+
+def _prove_split(q: _Query, timeout: float) -> ProofResult | None:
+    """``proven`` when every sign case is refuted (and the premises are satisfiable).
+
+    None when some case is not refuted: the caller then runs the unsplit query, whose
+    counterexamples are replayed as usual.
+    """
+    cases = split_queries(q.ob)
+    for _, assertions in cases:
+        answer, _ = _check(assertions, timeout)
+        if answer != z3.unsat:
+            return None
+    names = sorted({n for case, _ in cases for n in case})
+    method = f"IntAux, native-split ({len(cases)} cases: sign of {', '.join(names) or '-'})"
+    r = q.attempt_vacuity(timeout)
+    if r is not None:
+        return r
+    return ProofResult(q.ob, _PROVEN[q.ob.kind], method, q.elapsed())
 
 
 # Models that satisfied recent vacuity checks. A rule's equivalence and int64 obligations
@@ -321,6 +396,29 @@ class _Query:
         """Seconds since the obligation's first query started."""
         return time.perf_counter() - self.start
 
+    def attempt_vacuity(
+        self, timeout: float, extra: list[z3.BoolRef] | None = None
+    ) -> ProofResult | None:
+        """None if the premises (and ``extra``) have a model, else the vacuous result.
+
+        Premises that can never hold would prove anything.
+        """
+        satisfiable = _satisfiable(self.premises + (extra or []), _values_of(self.enc), timeout)
+        if satisfiable == z3.sat:
+            return None
+        # Never counted as proven: a shipped rule that can never fire is a bug too.
+        never = satisfiable == z3.unsat
+        return ProofResult(
+            self.ob,
+            "unknown",
+            _VACUOUS[0] if never else _VACUOUS[1],
+            self.elapsed(),
+            None,
+            "the guard and premises are unsatisfiable: the rule can never fire"
+            if never
+            else "the guard and premises cannot be shown satisfiable: the proof may be vacuous",
+        )
+
     def attempt(
         self, extra: list[z3.BoolRef], timeout: float, method: str, proven: str
     ) -> ProofResult:
@@ -330,23 +428,8 @@ class _Query:
         # Fresh solvers per query: Z3's incremental mode is much weaker on these.
         answer, s = _check([*premises, z3.Not(self.goal)], timeout)
         if answer == z3.unsat:
-            # Vacuity: premises that can never hold would prove anything.
-            satisfiable = _satisfiable(premises, _values_of(enc), timeout)
-            if satisfiable != z3.sat:
-                # Never counted as proven: a shipped rule that can never fire is a bug too.
-                never = satisfiable == z3.unsat
-                return ProofResult(
-                    ob,
-                    "unknown",
-                    _VACUOUS[0] if never else _VACUOUS[1],
-                    self.elapsed(),
-                    None,
-                    "the guard and premises are unsatisfiable: the rule can never fire"
-                    if never
-                    else "the guard and premises cannot be shown satisfiable: "
-                    "the proof may be vacuous",
-                )
-            return ProofResult(ob, proven, method, self.elapsed())
+            vacuous = self.attempt_vacuity(timeout, extra)
+            return vacuous or ProofResult(ob, proven, method, self.elapsed())
         if answer == z3.unknown:
             why = s.reason_unknown()
             return ProofResult(

@@ -1,13 +1,14 @@
 """Sign splits: one obligation stated as sub-obligations a second solver can decide.
 
 A rule's equivalence obligation with a symbolic divisor ``B`` is non-linear (``B*q``);
-cvc5 times out on many that Z3 proves. Split by the sign of each symbolic constant the
-rule divides by: one sub-obligation per combination of ``name > 0``, ``name < 0`` and
-``name == 0``, the case's conditions added as premises. The cases cover every integer
-(:func:`exhaustive` checks it), so the obligation holds if and only if every case does;
-each case is one query, the same text for every solver. Within a case the native
-encoding (:func:`quorem.verify.division.native_division`) writes only the branch of a
-floor division the divisor's sign selects, which is what makes the case decidable.
+cvc5 times out on many that Z3 proves. Split by the sign of each symbolic name the rule
+divides by: one sub-obligation per combination of ``name > 0``, ``name < 0`` and
+``name == 0``, the case's conditions added as premises; a name that is a whole numerator
+of a truncating division is split by ``>= 0`` and ``< 0``. The cases cover every integer
+assignment (:func:`exhaustive` checks it), so the obligation holds if and only if every
+case does; each case is one query, the same text for every solver. Within a case the
+native encoding (:func:`quorem.verify.division.native_division`) writes only the branch
+of a floor or truncating division the signs select, which is what makes it decidable.
 """
 
 from __future__ import annotations
@@ -19,39 +20,67 @@ from typing import Final
 import z3
 from quorem.engine.ops import Semantics
 from quorem.engine.rule import NameKind, Rule
+from quorem.verify.division import relation_condition
 from quorem.verify.encode import encode_rule
 
-__all__ = ["MAX_SPLIT_NAMES", "case_condition", "exhaustive", "sign_cases", "split_names"]
+__all__ = [
+    "MAX_DIVISOR_NAMES",
+    "Split",
+    "case_condition",
+    "exhaustive",
+    "sign_cases",
+    "split_plan",
+]
 
-# At most 3**3 = 27 cases per obligation.
-MAX_SPLIT_NAMES: Final = 3
-_SIGNS: Final = (1, -1, 0)
+# At most 3**3 * 2 = 54 cases per obligation.
+MAX_DIVISOR_NAMES: Final = 3
+MAX_NUMERATOR_NAMES: Final = 1
+DIVISOR_RELATIONS: Final = (">0", "<0", "=0")
+NUMERATOR_RELATIONS: Final = (">=0", "<0")
+
+# A split: each name with the relations to 0 its cases take (together, every integer).
+Split = list[tuple[str, tuple[str, ...]]]
 
 
-def split_names(
-    rule: Rule, semantics: Semantics | None, arity: int, limit: int = MAX_SPLIT_NAMES
-) -> list[str]:
-    """The rule's names (constants first) that occur in a divisor, at most ``limit``.
+def split_plan(rule: Rule, semantics: Semantics | None, arity: int) -> Split:
+    """The names to split ``rule``'s obligation on, each with its relations.
 
-    Read from the purified encoding's divisions, so a divisor the rule computes (``B*C``,
-    ``D // G``) contributes its names too.
+    The names (constants first) in a divisor, at most :data:`MAX_DIVISOR_NAMES`; then
+    the term names that are a whole numerator of a truncating division (the branch of
+    ``trunc`` depends on the numerator's sign), at most :data:`MAX_NUMERATOR_NAMES`.
+    Read from the purified encoding's divisions, so a divisor the rule computes
+    (``B*C``, ``D // G``) contributes its names too.
     """
     enc = encode_rule(rule, semantics, arity)
     kinds = rule.names
-    found: list[str] = []
-    for b in enc.divisors:
-        for name in _constants_in(b):
-            if name in enc.symbols and name not in found:
-                found.append(name)
+    divisor_names: list[str] = []
+    for _, _, b in enc.divisions:
+        for name in _names_in(b):
+            if name in enc.symbols and name not in divisor_names:
+                divisor_names.append(name)
 
     def rank(name: str) -> int:
-        kind = kinds.get(name.split("[")[0])
+        kind = kinds.get(name.split("[", maxsplit=1)[0])
         return 0 if kind in (NameKind.CONST, NameKind.SEQ_CONST) else 1
 
-    return sorted(found, key=rank)[:limit]
+    divisor_names = sorted(divisor_names, key=rank)[:MAX_DIVISOR_NAMES]
+    numerator_names: list[str] = []
+    for sem, a, _ in enc.divisions:
+        if sem is not Semantics.TRUNC or not _is_name(a):
+            continue
+        name = a.decl().name()
+        if name in enc.symbols and name not in divisor_names + numerator_names:
+            numerator_names.append(name)
+    plan: Split = [(n, DIVISOR_RELATIONS) for n in divisor_names]
+    plan += [(n, NUMERATOR_RELATIONS) for n in numerator_names[:MAX_NUMERATOR_NAMES]]
+    return plan
 
 
-def _constants_in(e: z3.ExprRef) -> list[str]:
+def _is_name(e: z3.ExprRef) -> bool:
+    return bool(z3.is_const(e) and e.decl().kind() == z3.Z3_OP_UNINTERPRETED)
+
+
+def _names_in(e: z3.ExprRef) -> list[str]:
     out: list[str] = []
     todo = [e]
     seen: set[int] = set()
@@ -60,28 +89,29 @@ def _constants_in(e: z3.ExprRef) -> list[str]:
         if x.get_id() in seen:
             continue
         seen.add(x.get_id())
-        if z3.is_const(x) and x.decl().kind() == z3.Z3_OP_UNINTERPRETED:
+        if _is_name(x):
             out.append(x.decl().name())
         else:
             todo.extend(x.children())
     return sorted(out)
 
 
-def sign_cases(names: Sequence[str]) -> list[dict[str, int]]:
-    """Every combination of signs (1, -1, 0) of ``names``: ``3**len(names)`` cases."""
-    return [dict(zip(names, combo, strict=True)) for combo in itertools.product(_SIGNS, repeat=len(names))]
+def sign_cases(plan: Split) -> list[dict[str, str]]:
+    """Every combination of the plan's relations: one case (name -> relation) each."""
+    names = [n for n, _ in plan]
+    return [
+        dict(zip(names, combo, strict=True))
+        for combo in itertools.product(*[relations for _, relations in plan])
+    ]
 
 
-def case_condition(case: dict[str, int]) -> z3.BoolRef:
-    """The premise a case adds: each name's sign."""
-    conds = []
-    for name, sign in case.items():
-        v = z3.Int(name)
-        conds.append(v > 0 if sign > 0 else v < 0 if sign < 0 else v == 0)
+def case_condition(case: dict[str, str]) -> z3.BoolRef:
+    """The premise a case adds: each name's relation to 0."""
+    conds = [relation_condition(z3.Int(n), rel) for n, rel in case.items()]
     return z3.And(*conds) if conds else z3.BoolVal(True)
 
 
-def exhaustive(cases: Sequence[dict[str, int]], timeout: float = 10.0) -> bool:
+def exhaustive(cases: Sequence[dict[str, str]], timeout: float = 10.0) -> bool:
     """Whether the cases' conditions cover every integer assignment (Z3 proves it)."""
     s = z3.Solver()
     s.set("timeout", int(timeout * 1000))

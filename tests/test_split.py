@@ -1,0 +1,222 @@
+"""The native encoding and sign splits (issue 24): same statement, both solvers decide it.
+
+Every fact the encodings rely on is proven here by Z3 and, when installed, by cvc5,
+from one SMT-LIB text: SMT-LIB ``div``/``mod`` stated by sign are exactly the floor,
+truncating and Euclidean quotient and remainder the purified encoding constrains, and
+the sign cases of a split cover every assignment.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import pytest
+
+z3 = pytest.importorskip("z3")
+
+import quorem  # noqa: E402
+from quorem.engine.ops import Semantics  # noqa: E402
+from quorem.engine.rulefile import parse_rules  # noqa: E402
+from quorem.verify.division import division_axioms, native_division, sign_set  # noqa: E402
+from quorem.verify.encode import encode_rule  # noqa: E402
+from quorem.verify.prove import Obligation, obligations_of, prove, split_queries  # noqa: E402
+from quorem.verify.split import (  # noqa: E402
+    DIVISOR_RELATIONS,
+    NUMERATOR_RELATIONS,
+    exhaustive,
+    sign_cases,
+    split_plan,
+)
+
+from benchmarks.nonlinear import VARIANTS, queries, smt2_text  # noqa: E402
+
+SEMANTICS = (Semantics.FLOOR, Semantics.TRUNC, Semantics.EUCLID)
+
+
+def _unsat_z3(assertions: list[object]) -> bool:
+    s = z3.Solver()
+    s.set("timeout", 20_000)
+    s.add(*z3.parse_smt2_string(smt2_text(assertions)))  # type: ignore[arg-type]
+    return bool(s.check() == z3.unsat)
+
+
+def _unsat_cvc5(assertions: list[object]) -> bool:
+    cvc5 = pytest.importorskip("cvc5")
+    tm = cvc5.TermManager()
+    slv = cvc5.Solver(tm)
+    slv.setOption("tlimit-per", "20000")
+    parser = cvc5.InputParser(slv)
+    text = smt2_text(assertions).replace("(check-sat)", "")  # type: ignore[arg-type]
+    parser.setStringInput(cvc5.InputLanguage.SMT_LIB_2_6, text, "test")
+    sm = parser.getSymbolManager()
+    while True:
+        cmd = parser.nextCommand()
+        if cmd.isNull():
+            break
+        cmd.invoke(slv, sm)
+    return bool(slv.checkSat().isUnsat())
+
+
+def _both_refute(assertions: list[object]) -> None:
+    assert _unsat_z3(assertions), "z3"
+    assert _unsat_cvc5(assertions), "cvc5"
+
+
+def _sign(v: int) -> int:
+    return (v > 0) - (v < 0)
+
+
+@pytest.mark.parametrize("sem", SEMANTICS, ids=[s.value for s in SEMANTICS])
+@pytest.mark.parametrize("known", ["none", "divisor", "numerator"])
+def test_native_division_is_the_purified_division(sem: Semantics, known: str) -> None:
+    """For b != 0 the native terms satisfy the division axioms, whose solution is unique.
+
+    So a query stated natively is the purified query with the quotient and remainder
+    substituted: the same statement. Proven for every branch a sign case selects.
+    """
+    a, b, q, r = z3.Ints("a b q r")
+    every = frozenset({-1, 0, 1})
+    for sa, sb in itertools.product((1, -1), repeat=2):
+        b_signs = frozenset({sb}) if known == "divisor" else every
+        a_signs = frozenset({0, 1} if sa > 0 else {-1}) if known == "numerator" else every
+        nq, nr = native_division(a, b, sem, b_signs, a_signs)
+        case = [b > 0 if sb > 0 else b < 0, a >= 0 if sa > 0 else a < 0]
+        if known == "none":
+            case = [b != 0]
+        # The native pair satisfies the axioms ...
+        _both_refute([*case, z3.Not(z3.And(*division_axioms(a, b, nq, nr, sem)))])
+        # ... and any pair satisfying them is the native pair.
+        axioms = division_axioms(a, b, q, r, sem)
+        _both_refute([*case, *axioms, z3.Not(z3.And(q == nq, r == nr))])
+        if known == "none":
+            break
+
+
+def test_native_division_agrees_with_the_engine_on_a_grid() -> None:
+    """Concrete check against Python's floor, truncating and Euclidean division."""
+    for a, b in itertools.product(range(-7, 8), [-3, -2, -1, 1, 2, 3]):
+        want = {
+            Semantics.FLOOR: (a // b, a % b),
+            Semantics.TRUNC: (
+                _sign(a) * _sign(b) * (abs(a) // abs(b)),
+                _sign(a) * (abs(a) % abs(b)),
+            ),
+            Semantics.EUCLID: ((a - a % abs(b)) // b, a % abs(b)),
+        }
+        for sem, (wq, wr) in want.items():
+            nq, nr = native_division(z3.IntVal(a), z3.IntVal(b), sem)
+            got = (z3.simplify(nq).as_long(), z3.simplify(nr).as_long())
+            assert got == (wq, wr), (sem, a, b)
+
+
+def test_sign_cases_are_exhaustive() -> None:
+    """The cases of a split cover every assignment; one case fewer does not."""
+    for n in range(4):
+        plan = [(f"N{i}", DIVISOR_RELATIONS) for i in range(n)]
+        plan += [("x", NUMERATOR_RELATIONS)]
+        cases = sign_cases(plan)
+        assert len(cases) == 3**n * 2
+        assert exhaustive(cases)
+        for i in range(len(cases)):
+            assert not exhaustive(cases[:i] + cases[i + 1 :])
+
+
+def test_split_plan() -> None:
+    """Split on the divisors' names; under truncation also on a numerator name."""
+    rules = quorem.default_ruleset()
+    div = DIVISOR_RELATIONS
+    assert split_plan(rules.rule("nested-div"), Semantics.FLOOR, 0) == [("B", div), ("C", div)]
+    assert split_plan(rules.rule("nested-div-trunc"), Semantics.TRUNC, 0) == [
+        ("B", div),
+        ("C", div),
+        ("a", NUMERATOR_RELATIONS),
+    ]
+    assert split_plan(rules.rule("exact-quotient"), Semantics.FLOOR, 2) == [("D", div)]
+
+
+def test_sign_set() -> None:
+    x, y = z3.Ints("x y")
+    known = {x.get_id(): frozenset({0, 1}), y.get_id(): frozenset({-1})}
+    assert sign_set(x * y, known) == {0, -1}
+    assert sign_set(x - y, known) == {1}
+    assert sign_set(x / y, known) == {0, -1}
+    assert sign_set(y / y, known) == {1}
+    assert sign_set(y % y, known) == {0, 1}
+    assert sign_set(x + z3.Int("z"), known) == {-1, 0, 1}
+
+
+def test_sign_set_is_sound() -> None:
+    """Each rule of sign_set, checked on a grid of values."""
+    x, y = z3.Ints("x y")
+    exprs = [x * y, x - y, x + y, x / y, y / x, x % y, -x, z3.If(x > y, x, y)]
+    for vx, vy in itertools.product(range(-4, 5), repeat=2):
+        known = {
+            x.get_id(): frozenset({_sign(vx)}),
+            y.get_id(): frozenset({_sign(vy)}),
+        }
+        for e in exprs:
+            if (vy == 0 and e.eq(x / y)) or (vx == 0 and e.eq(y / x)):
+                continue
+            if vy == 0 and e.eq(x % y):
+                continue
+            value = z3.simplify(z3.substitute(e, (x, z3.IntVal(vx)), (y, z3.IntVal(vy))))
+            assert _sign(value.as_long()) in sign_set(e, known), (e, vx, vy)
+
+
+def test_a_sign_case_is_a_premise() -> None:
+    rule = quorem.default_ruleset().rule("nested-div")
+    enc = encode_rule(rule, Semantics.FLOOR, 0, encoding="native", signs={"B": "<0", "C": ">0"})
+    text = " ".join(str(p) for p in enc.premises)
+    assert "B < 0" in text and "C > 0" in text
+    # The divisor's sign is known: only the branch it selects is written.
+    assert "If(" not in str(enc.lhs)
+
+
+def test_split_queries_cover_the_cases() -> None:
+    rule = quorem.default_ruleset().rule("nested-div")
+    (ob,) = [o for o in obligations_of(rule, 2) if o.kind == "equivalence"]
+    cases = [case for case, _ in split_queries(ob)]
+    assert cases == sign_cases([("B", DIVISOR_RELATIONS), ("C", DIVISOR_RELATIONS)])
+
+
+def test_nested_div_native_split_both_solvers() -> None:
+    """The motivating rule: every case refuted by Z3 and by cvc5."""
+    rule = quorem.default_ruleset().rule("nested-div")
+    (ob,) = [o for o in obligations_of(rule, 2) if o.kind == "equivalence"]
+    for _, assertions in queries(ob, VARIANTS["native-split"]):
+        _both_refute(list(assertions))
+
+
+@pytest.mark.parametrize("encoding", ["native", "native-split"])
+def test_prove_with_encoding(encoding: str) -> None:
+    rule = quorem.default_ruleset().rule("nested-div")
+    (ob,) = obligations_of(rule, 2, encoding)[:1]
+    r = prove(ob, timeout=20)
+    assert r.status == "proven", r.report
+    assert encoding in r.method
+
+
+BAD = """
+rule nested-div-no-sign
+  doc:       (a // b) // c == a // (b*c) without c > 0: wrong under floor division
+  semantics: floor
+  pattern:   (a // B) // C
+  guard:     fits_int64(B*C)
+  rewrite:   a // (B*C)
+"""
+
+
+@pytest.mark.parametrize("encoding", ["native", "native-split"])
+def test_unsound_rule_still_caught(encoding: str) -> None:
+    """A failed case falls back to the unsplit query: a replayed counterexample."""
+    (rule,) = parse_rules(BAD, "bad.rules")
+    ob = Obligation(rule, Semantics.FLOOR, 0, "equivalence", encoding)
+    r = prove(ob, timeout=20)
+    assert r.status == "unsound", (r.status, r.report)
+
+
+def test_smt2_text_is_standard() -> None:
+    x = z3.Int("x")
+    text = smt2_text([z3.Sum(x) > 0, z3.And(*[]) if False else z3.BoolVal(True)])
+    assert "(+ x)" not in text
+    assert text.rstrip().endswith("(check-sat)")
