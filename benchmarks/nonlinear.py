@@ -10,7 +10,11 @@ For each shipped rule (or ``--rule NAME``, ``--family PREFIX``), semantics and a
 * ``native-split``: one sub-obligation per sign of each symbolic name the rule divides
   by (``quorem.verify.split``), native, no lemmas: proven when every case is
   (``quorem verify --encoding native-split``);
-* ``native-split-lemmas``, ``purify-split``: the same split of the other statements.
+  With instances of the lemmas of ``quorem.verify.lemmas`` (each proven by both solvers
+  in tests/test_lemmas.py);
+* ``native-split-plain``: the same without the lemma instances;
+* ``native-split-lemmas``, ``purify-split``: the same split with the quotient lemmas
+  of ``quorem.verify.division`` (Z3's), or of the purified statement.
 
 Each (sub-)obligation is written once as SMT-LIB text; that same text is read by Z3 (run
 with ``quorem verify``'s restart schedule) and by cvc5 (in a child process, one solver at
@@ -61,6 +65,7 @@ VARIANTS: Final = {
         Variant("native", "native", False, lemmas=False),
         Variant("native-lemmas", "native", False),
         Variant("native-split", "native", True, lemmas=False),
+        Variant("native-split-plain", "native", True, lemmas=False),
         Variant("native-split-lemmas", "native", True),
         Variant("purify-split", "purify", True),
     )
@@ -72,6 +77,8 @@ def queries(ob: Obligation, variant: Variant) -> list[tuple[str, list[z3.BoolRef
     if variant.name == "native-split":
         # Exactly what quorem verify --encoding native-split sends.
         return [(_case_label(case), qs) for case, qs in split_queries(ob)]
+    if variant.name == "native-split-plain":
+        return [(_case_label(case), qs) for case, qs in split_queries(ob, lemmas=False)]
     cases: list[dict[str, str]] = [{}]
     if variant.split:
         cases = sign_cases(split_plan(ob.rule, ob.semantics, ob.arity))

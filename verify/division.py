@@ -88,8 +88,10 @@ def sign_set(e: Any, known: Mapping[int, frozenset[int]]) -> frozenset[int]:
         return out
     if z3.is_app_of(e, z3.Z3_OP_UMINUS):
         return frozenset(-x for x in sign_set(e.arg(0), known))
-    if z3.is_add(e):
+    if z3.is_add(e) or z3.is_sub(e):
         parts = [sign_set(c, known) for c in e.children()]
+        if z3.is_sub(e):
+            parts[1:] = [frozenset(-x for x in p) for p in parts[1:]]
         for side in (1, -1):
             if all(p <= {0, side} for p in parts):
                 strict = any(p == {side} for p in parts)

@@ -28,6 +28,7 @@ import z3
 from quorem.engine.ops import Semantics
 from quorem.engine.rule import NameKind, Rule
 from quorem.verify.encode import INT64_MAX, INT64_MIN, Encoding, encode_rule, has_sequence
+from quorem.verify.lemmas import instances
 from quorem.verify.replay import Replay, replay
 
 __all__ = [
@@ -247,12 +248,15 @@ def prove(ob: Obligation, timeout: float = DEFAULT_TIMEOUT) -> ProofResult:
 _VACUOUS: Final = ("vacuous", "vacuity-unknown")
 
 
-def split_queries(ob: Obligation) -> list[tuple[dict[str, str], list[z3.BoolRef]]]:
+def split_queries(
+    ob: Obligation, lemmas: bool = True
+) -> list[tuple[dict[str, str], list[z3.BoolRef]]]:
     """``ob`` as one query (assertions to refute) per sign case, in the native encoding.
 
     The cases are every combination of signs of :func:`quorem.verify.split.split_plan`:
     together they cover every integer assignment (checked), so ``ob`` holds if and only
     if every query is unsatisfiable. One case and no names: the unsplit native query.
+    ``lemmas``: add the instances of :mod:`quorem.verify.lemmas` to each query.
     """
     from quorem.verify.split import exhaustive, sign_cases, split_plan  # noqa: PLC0415
 
@@ -271,7 +275,12 @@ def split_queries(ob: Obligation) -> list[tuple[dict[str, str], list[z3.BoolRef]
             lemmas=False,
         )
         premises, goal = _query(enc, ob.kind)
-        out.append((case, [*premises, z3.Not(goal)]))
+        refute = [*premises, z3.Not(goal)]
+        if lemmas:
+            # Valid facts about div/mod (quorem.verify.lemmas), instantiated on the
+            # query's own divisions.
+            refute = [*instances(refute), *refute]
+        out.append((case, refute))
     return out
 
 

@@ -1,0 +1,191 @@
+"""Lemma instances for native division: small integer facts, each proven once by Z3 and cvc5.
+
+A query stated with SMT-LIB ``div``/``mod`` (:func:`quorem.verify.division.native_division`)
+is non-linear wherever a divisor is symbolic; cvc5 then times out where one fact about
+division would close the proof. Each lemma here is a universally quantified statement
+about Euclidean ``div``/``mod`` (:data:`LEMMAS`: its variables and its body), proven
+valid by both solvers in ``tests/test_lemmas.py``; a query gets *instances* of it, the
+variables replaced by terms of the query, as premises. A valid fact added as a premise
+changes no answer, and the text with the instances is what every solver reads.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any, Final
+
+import z3
+
+__all__ = ["LEMMAS", "instances", "nested_division", "shift_multiple"]
+
+
+def nested_division(n: Any, a: Any, c: Any, b: Any) -> Any:
+    """``a > 0, c != 0, b == a*c  ->  div(div(n, a), c) == div(n, b)``.
+
+    Division by a product, one factor at a time (for Euclidean division the inner
+    divisor must be positive: ``div(div(-3, -1), 2) == 1`` but ``div(-3, -2) == 2``).
+    """
+    return z3.Implies(z3.And(a > 0, c != 0, b == a * c), (n / a) / c == n / b)
+
+
+def shift_multiple(n: Any, m: Any, d: Any, k: Any) -> Any:
+    """``d != 0, n == m + d*k  ->  div(n, d) == div(m, d) + k, mod(n, d) == mod(m, d)``.
+
+    Numerators differing by a multiple of the divisor have quotients differing by the
+    multiplier and equal remainders (``m = 0``: an exact quotient).
+    """
+    return z3.Implies(
+        z3.And(d != 0, n == m + d * k),
+        z3.And(n / d == m / d + k, n % d == m % d),
+    )
+
+
+# name -> (number of variables, body): each proven valid by both solvers in a test.
+LEMMAS: Final[dict[str, tuple[int, Callable[..., Any]]]] = {
+    "nested-division": (4, nested_division),
+    "shift-multiple": (4, shift_multiple),
+}
+
+
+def _divisions(formulas: Sequence[Any]) -> Iterator[Any]:
+    """Every ``div`` and ``mod`` application in ``formulas`` (each once)."""
+    seen: set[int] = set()
+    todo = list(formulas)
+    while todo:
+        e = todo.pop()
+        if e.get_id() in seen:
+            continue
+        seen.add(e.get_id())
+        if z3.is_app_of(e, z3.Z3_OP_IDIV) or z3.is_app_of(e, z3.Z3_OP_MOD):
+            yield e
+        todo.extend(e.children())
+
+
+def instances(formulas: Sequence[Any]) -> list[Any]:
+    """Instances of :data:`LEMMAS` over the divisions in ``formulas``.
+
+    * ``nested-division``: for each ``div(div(n, a), c)`` (or ``mod`` outside) and each
+      other ``div(n, b)`` or ``mod(n, b)`` of the same numerator ``n``;
+    * ``shift-multiple``: for each two divisions by one divisor ``d``.
+    """
+    divs = list(_divisions(formulas))
+    by_numerator: dict[int, list[Any]] = {}
+    by_divisor: dict[int, list[Any]] = {}
+    for e in divs:
+        n, d = e.children()
+        if not any(x.arg(1).eq(d) for x in by_numerator.get(n.get_id(), [])):
+            by_numerator.setdefault(n.get_id(), []).append(e)
+        if not any(x.arg(0).eq(n) for x in by_divisor.get(d.get_id(), [])):
+            by_divisor.setdefault(d.get_id(), []).append(e)
+    out: list[Any] = []
+    seen: set[int] = set()
+
+    def add(fact: Any) -> None:
+        if fact.get_id() not in seen:
+            seen.add(fact.get_id())
+            out.append(fact)
+
+    for e in divs:
+        inner, c = e.children()
+        if not z3.is_app_of(inner, z3.Z3_OP_IDIV):
+            continue
+        n, a = inner.children()
+        for other in by_numerator.get(n.get_id(), []):
+            b = other.arg(1)
+            if not b.eq(a):
+                add(nested_division(n, a, c, b))
+    zero = z3.IntVal(0)
+    for group in by_divisor.values():
+        d = group[0].arg(1)
+        numerators = [x.arg(0) for x in group]
+        for i, x in enumerate(numerators):
+            for y in [*numerators[i + 1 :], zero]:
+                k = multiplier(x, y, d)
+                if k is not None:
+                    add(shift_multiple(x, y, d, k))
+    return out
+
+
+# A polynomial: monomial (sorted Z3 ids of its atoms, with repetition) -> coefficient.
+Poly = dict[tuple[int, ...], int]
+_MAX_MONOMIALS: Final = 256
+
+
+def _poly(e: Any, atoms: dict[int, Any]) -> Poly | None:
+    """``e`` expanded into monomials over its non-arithmetic atoms (None: too large).
+
+    ``mod(x, d)`` is expanded as ``x - d*div(x, d)``: a heuristic only (it fails for
+    ``d == 0``), used to find a multiplier that the lemma's premise then states.
+    """
+    if z3.is_int_value(e):
+        v = e.as_long()
+        return {(): v} if v else {}
+    if z3.is_add(e) or z3.is_sub(e):
+        out: Poly = {}
+        for i, c in enumerate(e.children()):
+            p = _poly(c, atoms)
+            if p is None:
+                return None
+            sign = -1 if z3.is_sub(e) and i > 0 else 1
+            for mono, coef in p.items():
+                out[mono] = out.get(mono, 0) + sign * coef
+        return _trim(out)
+    if z3.is_app_of(e, z3.Z3_OP_UMINUS):
+        p = _poly(e.arg(0), atoms)
+        return None if p is None else {m: -c for m, c in p.items()}
+    if z3.is_mul(e):
+        acc: Poly | None = {(): 1}
+        for c in e.children():
+            p = _poly(c, atoms)
+            if p is None or acc is None:
+                return None
+            acc = _times(acc, p)
+        return acc
+    if z3.is_app_of(e, z3.Z3_OP_MOD):
+        x, d = e.children()
+        return _poly(x - d * (x / d), atoms)
+    atoms[e.get_id()] = e
+    return {(e.get_id(),): 1}
+
+
+def _trim(p: Poly) -> Poly | None:
+    p = {m: c for m, c in p.items() if c}
+    return p if len(p) <= _MAX_MONOMIALS else None
+
+
+def _times(p: Poly, q: Poly) -> Poly | None:
+    out: Poly = {}
+    for m1, c1 in p.items():
+        for m2, c2 in q.items():
+            m = tuple(sorted(m1 + m2))
+            out[m] = out.get(m, 0) + c1 * c2
+    return _trim(out)
+
+
+def multiplier(n: Any, m: Any, d: Any) -> Any | None:
+    """A term ``k`` with ``n - m == d*k`` as polynomials, or None.
+
+    ``d`` must expand to one monomial; ``k`` is ``n - m`` with it divided out of each
+    monomial. The lemma instance states ``n == m + d*k`` as a premise, so a wrong
+    ``k`` would only make the instance useless, never wrong.
+    """
+    atoms: dict[int, Any] = {}
+    pd = _poly(d, atoms)
+    diff = _poly(n - m, atoms)
+    if pd is None or diff is None or len(pd) != 1 or not diff:
+        return None
+    ((dmono, dcoef),) = pd.items()
+    terms = []
+    for mono, coef in diff.items():
+        rest = list(mono)
+        for a in dmono:
+            if a not in rest:
+                return None
+            rest.remove(a)
+        if coef % dcoef:
+            return None
+        factors = [atoms[a] for a in rest]
+        terms.append(
+            z3.IntVal(coef // dcoef) * z3.Product(*factors) if factors else z3.IntVal(coef // dcoef)
+        )
+    return z3.Sum(*terms) if len(terms) > 1 else terms[0]
