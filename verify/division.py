@@ -139,18 +139,25 @@ def native_division(
     and obligations, so that value is never read; callers that cannot rule ``b == 0``
     out wrap it (see ``quorem.verify.encode``).
     """
+    neg_b = b_signs == {-1}
+    if neg_b and sem is not Semantics.FLOOR:
+        # A divisor known negative is negated: every division a lemma instance sees
+        # (quorem.verify.lemmas) then has a positive divisor. Euclidean division:
+        # div(a, -b) == -div(a, b) and mod(a, -b) == mod(a, b); truncation likewise.
+        q, r = native_division(a, _neg(b), sem, frozenset({1}), a_signs)
+        return _neg(q), r
     if sem is Semantics.EUCLID:
         return a / b, a % b
     if sem is Semantics.FLOOR:
         pos = (a / b, a % b)
-        neg = ((-a) / (-b), -((-a) % (-b)))
+        neg = (_neg(a) / _neg(b), _neg(_neg(a) % _neg(b)))
         if b_signs == {1}:
             return pos
-        if b_signs == {-1}:
+        if neg_b:
             return neg
         return z3.If(b > 0, pos[0], neg[0]), z3.If(b > 0, pos[1], neg[1])
     nonneg = (a / b, a % b)
-    negative = (-((-a) / b), -((-a) % b))
+    negative = (_neg(_neg(a) / b), _neg(_neg(a) % b))
     if a_signs <= {0, 1}:
         return nonneg
     if a_signs <= {-1, 0}:
@@ -159,6 +166,20 @@ def native_division(
         z3.If(a >= 0, nonneg[0], negative[0]),
         z3.If(a >= 0, nonneg[1], negative[1]),
     )
+
+
+def _neg(e: Any) -> Any:
+    """``-e``, without a double negation (lemma instances match terms syntactically)."""
+    if z3.is_app_of(e, z3.Z3_OP_UMINUS):
+        return e.arg(0)
+    if z3.is_int_value(e):
+        return z3.IntVal(-e.as_long())
+    if z3.is_mul(e):
+        factors = e.children()
+        for i, f in enumerate(factors):
+            if z3.is_app_of(f, z3.Z3_OP_UMINUS) or (z3.is_int_value(f) and f.as_long() < 0):
+                return z3.Product(*factors[:i], _neg(f), *factors[i + 1 :])
+    return -e
 
 
 def proportional_quotient_lemmas(quotients: Sequence[Quotient]) -> list[Any]:

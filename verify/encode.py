@@ -620,9 +620,27 @@ def encode_rule(
     enc = _Encoder(rule, semantics, arity, int64, encoding)
     case: list[z3.BoolRef] = []
     for name, relation in (signs or {}).items():
-        v = z3.Int(name)  # the constant the encoder gives the name (``C``, ``K[2]``)
-        enc.signs[v.get_id()] = RELATIONS[relation]
-        case.append(relation_condition(v, relation))
+        # Each case is stated by a change of variables, so that every divisor a solver
+        # sees is a name or its negation: ``=0`` substitutes 0, ``<0`` substitutes
+        # ``-neg!name`` with ``neg!name > 0`` (Z3 timed out relating ``b*q`` and
+        # ``(-b)*q``), ``>0`` and ``>=0`` keep the name and state its sign.
+        value: z3.ArithRef
+        if relation == "=0":
+            value = z3.IntVal(0)
+        elif relation == "<0":
+            positive = z3.Int(f"neg!{name}")
+            enc.signs[positive.get_id()] = RELATIONS[">0"]
+            case.append(positive > 0)
+            value = -positive
+        else:
+            value = z3.Int(name)  # the constant the encoder gives the name (C, K[2])
+            enc.signs[value.get_id()] = RELATIONS[relation]
+            case.append(relation_condition(value, relation))
+        base, _, index = name.partition("[")
+        if index:
+            enc.seqs[base][int(index.rstrip("]")) - 1] = value
+        else:
+            enc.symbols[name] = value
     lhs_defined: list[z3.BoolRef] = list(case)
     lhs = enc.pattern(rule.pattern, lhs_defined)
     lhs_nodes = list(enc.nodes)
