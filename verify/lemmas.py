@@ -20,22 +20,25 @@ __all__ = ["LEMMAS", "instances", "nested_division", "shift_multiple"]
 
 
 def nested_division(n: Any, a: Any, c: Any, b: Any) -> Any:
-    """``a > 0, c != 0, b == a*c  ->  div(div(n, a), c) == div(n, b)``.
+    """``a > 0, c > 0, b == a*c  ->  div(div(n, a), c) == div(n, b)``.
 
-    Division by a product, one factor at a time (for Euclidean division the inner
-    divisor must be positive: ``div(div(-3, -1), 2) == 1`` but ``div(-3, -2) == 2``).
+    Division by a product, one factor at a time. (It holds for ``c < 0`` too, but cvc5
+    does not prove that case in 20 s; the inner divisor must be positive:
+    ``div(div(-3, -1), 2) == 1`` but ``div(-3, -2) == 2``.) The split encodings make
+    divisors positive, so instances are stated for them.
     """
-    return z3.Implies(z3.And(a > 0, c != 0, b == a * c), (n / a) / c == n / b)
+    return z3.Implies(z3.And(a > 0, c > 0, b == a * c), (n / a) / c == n / b)
 
 
 def shift_multiple(n: Any, m: Any, d: Any, k: Any) -> Any:
-    """``d != 0, n == m + d*k  ->  div(n, d) == div(m, d) + k, mod(n, d) == mod(m, d)``.
+    """``d > 0, n == m + d*k  ->  div(n, d) == div(m, d) + k, mod(n, d) == mod(m, d)``.
 
     Numerators differing by a multiple of the divisor have quotients differing by the
-    multiplier and equal remainders (``m = 0``: an exact quotient).
+    multiplier and equal remainders (``m = 0``: an exact quotient). Valid for ``d < 0``
+    too; stated for the positive divisors of the split encodings.
     """
     return z3.Implies(
-        z3.And(d != 0, n == m + d * k),
+        z3.And(d > 0, n == m + d * k),
         z3.And(n / d == m / d + k, n % d == m % d),
     )
 
