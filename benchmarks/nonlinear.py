@@ -172,47 +172,37 @@ def smt2_text(assertions: Sequence[z3.BoolRef], comment: str = "") -> str:
 
 
 # --------------------------------------------------------------------------- solvers
-def run_z3(text: str, timeout: float) -> str:
-    """Z3's answer on the text, with quorem verify's restart schedule."""
+def run_z3(text: str, timeout: float) -> tuple[str, float]:
+    """Z3's answer on the text, with quorem verify's restart schedule, and its seconds."""
     assertions = list(z3.parse_smt2_string(text))
+    start = time.perf_counter()
     answer, _ = _check(assertions, timeout)
-    return str(answer)
+    return str(answer), time.perf_counter() - start
 
 
-def run_cvc5(path: Path, timeout: float) -> str:
-    """cvc5's answer on the file, in a child process killed after ``timeout`` + 10 s."""
-    cmd = [sys.executable, "-m", "benchmarks.nonlinear", "--cvc5-worker", str(path)]
-    cmd += ["--timeout", str(timeout)]
+def run_cvc5(path: Path, timeout: float) -> tuple[str, float]:
+    """cvc5's answer on the file and its solving seconds, in a child process.
+
+    The child (benchmarks/cvc5_worker.py) is killed after ``timeout`` + 10 s.
+    """
+    cmd = [sys.executable, "-m", "benchmarks.cvc5_worker", str(path), str(timeout)]
+    start = time.perf_counter()
     try:
         done = subprocess.run(
             cmd, capture_output=True, text=True, timeout=timeout + 10, check=False
         )
     except subprocess.TimeoutExpired:
-        return "unknown(killed)"
+        return "unknown(killed)", time.perf_counter() - start
     out = done.stdout.strip().splitlines()
-    return out[-1] if done.returncode == 0 and out else f"error({done.stderr.strip()[-200:]})"
+    if done.returncode != 0 or len(out) < 2:
+        return f"error({done.stderr.strip()[-200:]})", time.perf_counter() - start
+    return out[-1], float(out[-2])
 
 
 def _cvc5_worker(path: str, timeout: float) -> str:
-    import cvc5  # noqa: PLC0415  (only the child process needs it)
+    from benchmarks.cvc5_worker import solve  # noqa: PLC0415
 
-    tm = cvc5.TermManager()
-    slv = cvc5.Solver(tm)
-    slv.setOption("tlimit-per", str(int(timeout * 1000)))
-    parser = cvc5.InputParser(slv)
-    parser.setFileInput(cvc5.InputLanguage.SMT_LIB_2_6, path)
-    sm = parser.getSymbolManager()
-    result = "none"
-    while True:
-        cmd = parser.nextCommand()
-        if cmd.isNull():
-            break
-        if str(cmd).startswith("(check-sat"):
-            r = slv.checkSat()
-            result = "unsat" if r.isUnsat() else "sat" if r.isSat() else "unknown"
-            continue
-        cmd.invoke(slv, sm)
-    return result
+    return solve(path, timeout)[0]
 
 
 # --------------------------------------------------------------------------- harness
@@ -224,17 +214,22 @@ def _selected(rules: Sequence[Rule], names: Sequence[str], families: Sequence[st
 
 def _solve(
     solver: str, qs: list[tuple[str, list[z3.BoolRef]]], tmp: Path, timeout: float, ob: Obligation
-) -> tuple[str, float, int]:
-    """(answer, seconds, queries run): ``unsat`` only if every query was refuted."""
-    start = time.perf_counter()
+) -> tuple[str, float, float]:
+    """(answer, solver seconds summed, slowest query): ``unsat`` only if all refuted.
+
+    Stops at the first query not refuted.
+    """
+    total = slowest = 0.0
     for i, (label, assertions) in enumerate(qs):
         text = smt2_text(assertions, f"{ob.rule.name} {ob.label} case {label}\nexpected: unsat")
         path = tmp / f"q{i}.smt2"
         path.write_text(text)
-        answer = run_z3(text, timeout) if solver == "z3" else run_cvc5(path, timeout)
+        answer, secs = run_z3(text, timeout) if solver == "z3" else run_cvc5(path, timeout)
+        total += secs
+        slowest = max(slowest, secs)
         if answer != "unsat":
-            return f"{answer}@{label}", time.perf_counter() - start, i + 1
-    return "unsat", time.perf_counter() - start, len(qs)
+            return f"{answer}@{label}", total, slowest
+    return "unsat", total, slowest
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -249,9 +244,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--semantics", action="append", default=[], help="floor, trunc, euclid")
     p.add_argument("--jsonl", type=Path, help="append one JSON row per obligation and variant")
     p.add_argument("--cvc5-worker", help=argparse.SUPPRESS)
+    p.add_argument("--summary", type=Path, help="only summarize a --jsonl file")
     args = p.parse_args(argv)
     if args.cvc5_worker:
         print(_cvc5_worker(args.cvc5_worker, args.timeout))
+        return 0
+    if args.summary:
+        rows = [json.loads(line) for line in args.summary.read_text().splitlines() if line]
+        solvers = args.solver or ["z3", "cvc5"]
+        summary(rows, solvers, args.family)
         return 0
     variants = [VARIANTS[v] for v in args.variant or ("purify", "native-split")]
     solvers = args.solver or ["z3", "cvc5"]
@@ -276,11 +277,15 @@ def main(argv: Sequence[str] | None = None) -> int:
                         "queries": len(qs),
                     }
                     for solver in solvers:
-                        answer, secs, _ = _solve(solver, qs, tmp, args.timeout, ob)
+                        answer, secs, slowest = _solve(solver, qs, tmp, args.timeout, ob)
                         row[solver] = answer
                         row[f"{solver}_s"] = round(secs, 2)
+                        row[f"{solver}_max_s"] = round(slowest, 2)
                     rows.append(row)
-                    cells = "  ".join(f"{s}={row[s]:<10} {row[s + '_s']:6.2f}s" for s in solvers)
+                    cells = "  ".join(
+                        f"{s}={row[s]:<10} {row[s + '_s']:6.2f}s (max {row[s + '_max_s']:5.2f})"
+                        for s in solvers
+                    )
                     print(
                         f"{rule.name:42} {ob.label:26} {v.name:18} n={len(qs):<3} {cells}",
                         flush=True,
@@ -288,20 +293,23 @@ def main(argv: Sequence[str] | None = None) -> int:
                     if args.jsonl:
                         with args.jsonl.open("a") as f:
                             f.write(json.dumps(row) + "\n")
-    summary(rows, solvers)
+    summary(rows, solvers, args.family)
     return 0
 
 
-def _family(name: str) -> str:
-    return name
+def _family(name: str, families: Sequence[str]) -> str:
+    """The longest ``--family`` prefix of ``name``, else the name itself."""
+    return max((f for f in families if name.startswith(f)), key=len, default=name)
 
 
-def summary(rows: Sequence[dict[str, Any]], solvers: Sequence[str]) -> None:
-    """Per rule and variant: obligations proven by each solver, and their total time."""
+def summary(
+    rows: Sequence[dict[str, Any]], solvers: Sequence[str], families: Sequence[str] = ()
+) -> None:
+    """Per family and variant: obligations proven by each solver, and their time."""
     groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
     for row in rows:
-        groups.setdefault((_family(row["rule"]), row["variant"]), []).append(row)
-    print("\nsummary (rule, variant: proven/obligations, seconds)")
+        groups.setdefault((_family(row["rule"], families), row["variant"]), []).append(row)
+    print("\nsummary (rule, variant: proven/obligations, solver seconds summed)")
     for (fam, variant), rs in sorted(groups.items()):
         cells = []
         for s in solvers:

@@ -103,13 +103,13 @@ def sign_set(e: Any, known: Mapping[int, frozenset[int]]) -> frozenset[int]:
         a, b = (sign_set(c, known) for c in e.children())
         if 0 in b:
             return _ANY  # div by 0 is any value
-        out: set[int] = set()
+        quotient_signs: set[int] = set()
         for sb in b:
             if a & {0, 1}:
-                out |= {0, sb}
+                quotient_signs |= {0, sb}
             if -1 in a:
-                out |= {-sb}  # a < 0: rounded away from 0 (a = b*q + r, r >= 0)
-        return frozenset(out)
+                quotient_signs |= {-sb}  # a < 0: rounded away from 0 (a = b*q + r, r >= 0)
+        return frozenset(quotient_signs)
     if z3.is_app_of(e, z3.Z3_OP_ITE):
         return sign_set(e.arg(1), known) | sign_set(e.arg(2), known)
     return _ANY
