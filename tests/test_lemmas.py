@@ -26,14 +26,21 @@ def test_lemma_is_valid(name: str) -> None:
 def test_multiplier() -> None:
     x, y, d, k, t = z3.Ints("x y d k t")
     # (x*d*k + y) - y == d*(x*k)
-    m = multiplier(x * d * k + y, y, d)
-    assert m is not None
-    assert z3.simplify(m - x * k) == 0
-    # mod(k, d)*t + y vs k*t + y: k*t - mod(k, d)*t == d*div(k, d)*t
-    m = multiplier(k * t + y, (k % d) * t + y, d)
-    assert m is not None
-    assert z3.simplify(m - (k / d) * t) == 0
+    found = multiplier(x * d * k + y, y, d)
+    assert found is not None
+    assert z3.simplify(found[0] - x * k) == 0
+    assert found[1] == []
+    # k*t + y vs mod(k, d)*t + y: k*t - mod(k, d)*t == d*div(k, d)*t
+    found = multiplier(k * t + y, (k % d) * t + y, d)
+    assert found is not None
+    assert z3.simplify(found[0] - (k / d) * t) == 0
     assert multiplier(x + 1, x, d) is None
+    # k*t + y vs y, where the query divides k by d: d*div(k, d)*t, read exactly.
+    assert multiplier(k * t + y, y, d) is None
+    found = multiplier(k * t + y, y, d, {k.get_id(): k})
+    assert found is not None
+    assert z3.simplify(found[0] - (k / d) * t) == 0
+    assert [(a.eq(k), f.eq(t)) for a, f in found[1]] == [(True, True)]
 
 
 def test_instances_of_nested_division() -> None:

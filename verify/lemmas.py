@@ -16,7 +16,14 @@ from typing import Any, Final
 
 import z3
 
-__all__ = ["LEMMAS", "instances", "nested_division", "shift_multiple"]
+__all__ = [
+    "LEMMAS",
+    "instances",
+    "multiplier",
+    "nested_division",
+    "scaled_exact",
+    "shift_multiple",
+]
 
 
 def nested_division(n: Any, a: Any, c: Any, b: Any) -> Any:
@@ -43,10 +50,21 @@ def shift_multiple(n: Any, m: Any, d: Any, k: Any) -> Any:
     )
 
 
+def scaled_exact(x: Any, d: Any, f: Any) -> Any:
+    """``d > 0, mod(x, d) == 0  ->  x*f == d*(div(x, d)*f)``: an exact quotient, scaled.
+
+    What a shift by a multiple needs when the multiple is ``x*f`` for a coefficient
+    ``x`` that ``d`` divides (``divides(D, K)`` in a guard): the solver then reads the
+    product as ``d`` times a term, linearly.
+    """
+    return z3.Implies(z3.And(d > 0, x % d == 0), x * f == d * ((x / d) * f))
+
+
 # name -> (number of variables, body): each proven valid by both solvers in a test.
 LEMMAS: Final[dict[str, tuple[int, Callable[..., Any]]]] = {
     "nested-division": (4, nested_division),
     "shift-multiple": (4, shift_multiple),
+    "scaled-exact": (3, scaled_exact),
 }
 
 
@@ -69,7 +87,10 @@ def instances(formulas: Sequence[Any]) -> list[Any]:
 
     * ``nested-division``: for each ``div(div(n, a), c)`` (or ``mod`` outside) and each
       other ``div(n, b)`` or ``mod(n, b)`` of the same numerator ``n``;
-    * ``shift-multiple``: for each two divisions by one divisor ``d``.
+    * ``shift-multiple``: for each two divisions by one divisor ``d`` (and each division
+      and 0) whose numerators differ by ``d*k`` for a term ``k`` (:func:`multiplier`);
+    * ``scaled-exact``: for each ``x*f`` that :func:`multiplier` read as ``d*div(x, d)*f``
+      because the query divides the coefficient ``x`` by ``d``.
     """
     divs = list(_divisions(formulas))
     by_numerator: dict[int, list[Any]] = {}
@@ -101,12 +122,21 @@ def instances(formulas: Sequence[Any]) -> list[Any]:
     for group in by_divisor.values():
         d = group[0].arg(1)
         numerators = [x.arg(0) for x in group]
+        # Coefficients the query divides by d: their products may be multiples of d.
+        exact = {x.get_id(): x for x in numerators if _is_atom(x)}
         for i, x in enumerate(numerators):
             for y in [*numerators[i + 1 :], zero]:
-                k = multiplier(x, y, d)
-                if k is not None:
+                found = multiplier(x, y, d, exact)
+                if found is not None:
+                    k, scaled = found
+                    for coefficient, f in scaled:
+                        add(scaled_exact(coefficient, d, f))
                     add(shift_multiple(x, y, d, k))
     return out
+
+
+def _is_atom(e: Any) -> bool:
+    return bool(z3.is_const(e) and e.decl().kind() == z3.Z3_OP_UNINTERPRETED)
 
 
 # A polynomial: monomial (sorted Z3 ids of its atoms, with repetition) -> coefficient.
@@ -165,12 +195,16 @@ def _times(p: Poly, q: Poly) -> Poly | None:
     return _trim(out)
 
 
-def multiplier(n: Any, m: Any, d: Any) -> Any | None:
-    """A term ``k`` with ``n - m == d*k`` as polynomials, or None.
+def multiplier(
+    n: Any, m: Any, d: Any, exact: dict[int, Any] | None = None
+) -> tuple[Any, list[tuple[Any, Any]]] | None:
+    """A term ``k`` with ``n - m == d*k`` as polynomials, or None; and the exact reads.
 
     ``d`` must expand to one monomial; ``k`` is ``n - m`` with it divided out of each
-    monomial. The lemma instance states ``n == m + d*k`` as a premise, so a wrong
-    ``k`` would only make the instance useless, never wrong.
+    monomial. A monomial ``x*f`` without ``d``, where ``x`` is in ``exact`` (the query
+    divides it by ``d``, which is one atom), is read as ``d*div(x, d)*f``: each such
+    ``(x, f)`` is returned, for its ``scaled-exact`` instance. The lemma instances state
+    ``n == m + d*k`` as a premise, so a wrong ``k`` only makes them useless, never wrong.
     """
     atoms: dict[int, Any] = {}
     pd = _poly(d, atoms)
@@ -179,16 +213,25 @@ def multiplier(n: Any, m: Any, d: Any) -> Any | None:
         return None
     ((dmono, dcoef),) = pd.items()
     terms = []
+    scaled: list[tuple[Any, Any]] = []
     for mono, coef in diff.items():
         rest = list(mono)
-        for a in dmono:
-            if a not in rest:
+        if all(a in rest for a in dmono) and not coef % dcoef:
+            for a in dmono:
+                rest.remove(a)
+            factors = [atoms[a] for a in rest]
+            quotient = coef // dcoef
+        else:
+            # x*f with d dividing x: d*div(x, d)*f.
+            x = next((a for a in rest if exact and a in exact), None)
+            if x is None or len(dmono) != 1 or dcoef != 1:
                 return None
-            rest.remove(a)
-        if coef % dcoef:
-            return None
-        factors = [atoms[a] for a in rest]
-        terms.append(
-            z3.IntVal(coef // dcoef) * z3.Product(*factors) if factors else z3.IntVal(coef // dcoef)
-        )
-    return z3.Sum(*terms) if len(terms) > 1 else terms[0]
+            rest.remove(x)
+            f = z3.Product(*[atoms[a] for a in rest]) if rest else z3.IntVal(1)
+            scaled.append((atoms[x], f))
+            factors = [atoms[x] / d, *[atoms[a] for a in rest]]
+            quotient = coef
+        term = z3.IntVal(quotient)
+        terms.append(term * z3.Product(*factors) if factors else term)
+    k = z3.Sum(*terms) if len(terms) > 1 else terms[0]
+    return k, scaled
