@@ -126,6 +126,8 @@ def instances(formulas: Sequence[Any]) -> list[Any]:
         exact = {x.get_id(): x for x in numerators if _is_atom(x)}
         for i, x in enumerate(numerators):
             for y in [*numerators[i + 1 :], zero]:
+                if y is zero and x.get_id() in exact:
+                    continue  # x == d*div(x, d): the solver's own axiom, nothing new
                 found = multiplier(x, y, d, exact)
                 if found is not None:
                     k, scaled = found
