@@ -37,10 +37,14 @@ def test_multiplier() -> None:
     assert multiplier(x + 1, x, d) is None
     # k*t + y vs y, where the query divides k by d: d*div(k, d)*t, read exactly.
     assert multiplier(k * t + y, y, d) is None
-    found = multiplier(k * t + y, y, d, {k.get_id(): k})
+    found = multiplier(k * t + y, y, d, {k.get_id(): (k, 1)})
     assert found is not None
     assert z3.simplify(found[0] - (k / d) * t) == 0
     assert [(a.eq(k), f.eq(t)) for a, f in found[1]] == [(True, True)]
+    # ... or divides -k by d (a negative divisor's branch): -d*div(-k, d)*t.
+    found = multiplier(k * t + y, y, d, {k.get_id(): (-k, -1)})
+    assert found is not None
+    assert z3.simplify(found[0] + ((-k) / d) * t) == 0
 
 
 def test_instances_of_nested_division() -> None:

@@ -123,10 +123,15 @@ def instances(formulas: Sequence[Any]) -> list[Any]:
         d = group[0].arg(1)
         numerators = [x.arg(0) for x in group]
         # Coefficients the query divides by d: their products may be multiples of d.
-        exact = {x.get_id(): x for x in numerators if _is_atom(x)}
+        exact: dict[int, tuple[Any, int]] = {}
+        for x in numerators:
+            if _is_atom(x):
+                exact[x.get_id()] = (x, 1)
+            elif z3.is_app_of(x, z3.Z3_OP_UMINUS) and _is_atom(x.arg(0)):
+                exact[x.arg(0).get_id()] = (x, -1)  # -K, as a negative divisor writes it
         for i, x in enumerate(numerators):
             for y in [*numerators[i + 1 :], zero]:
-                if y is zero and x.get_id() in exact:
+                if y is zero and any(x.eq(v) for v, _ in exact.values()):
                     continue  # x == d*div(x, d): the solver's own axiom, nothing new
                 found = multiplier(x, y, d, exact)
                 if found is not None:
@@ -198,14 +203,15 @@ def _times(p: Poly, q: Poly) -> Poly | None:
 
 
 def multiplier(
-    n: Any, m: Any, d: Any, exact: dict[int, Any] | None = None
+    n: Any, m: Any, d: Any, exact: dict[int, tuple[Any, int]] | None = None
 ) -> tuple[Any, list[tuple[Any, Any]]] | None:
     """A term ``k`` with ``n - m == d*k`` as polynomials, or None; and the exact reads.
 
     ``d`` must expand to one monomial; ``k`` is ``n - m`` with it divided out of each
-    monomial. A monomial ``x*f`` without ``d``, where ``x`` is in ``exact`` (the query
-    divides it by ``d``, which is one atom), is read as ``d*div(x, d)*f``: each such
-    ``(x, f)`` is returned, for its ``scaled-exact`` instance. The lemma instances state
+    monomial. A monomial ``a*f`` without ``d``, where the query divides ``x = s*a`` by
+    ``d`` (``exact``: the atom's id -> ``(x, s)``, ``s`` = +-1; ``d`` one atom), is read
+    as ``s*d*div(x, d)*f``: each such ``(x, f)`` is returned, for its ``scaled-exact``
+    instance. The lemma instances state
     ``n == m + d*k`` as a premise, so a wrong ``k`` only makes them useless, never wrong.
     """
     atoms: dict[int, Any] = {}
@@ -225,14 +231,16 @@ def multiplier(
             quotient = coef // dcoef
         else:
             # x*f with d dividing x: d*div(x, d)*f.
-            x = next((a for a in rest if exact and a in exact), None)
-            if x is None or len(dmono) != 1 or dcoef != 1:
+            a = next((a for a in rest if exact and a in exact), None)
+            if a is None or exact is None or len(dmono) != 1 or dcoef != 1:
                 return None
-            rest.remove(x)
-            f = z3.Product(*[atoms[a] for a in rest]) if rest else z3.IntVal(1)
-            scaled.append((atoms[x], f))
-            factors = [atoms[x] / d, *[atoms[a] for a in rest]]
-            quotient = coef
+            rest.remove(a)
+            x, sign = exact[a]
+            fs = [atoms[b] for b in rest]
+            f = fs[0] if len(fs) == 1 else z3.Product(*fs) if fs else z3.IntVal(1)
+            scaled.append((x, f))
+            factors = [x / d, *[atoms[b] for b in rest]]
+            quotient = coef * sign
         term = z3.IntVal(quotient)
         terms.append(term * z3.Product(*factors) if factors else term)
     k = z3.Sum(*terms) if len(terms) > 1 else terms[0]
