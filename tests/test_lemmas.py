@@ -11,16 +11,28 @@ import pytest
 
 z3 = pytest.importorskip("z3")
 
-from quorem.verify.lemmas import LEMMAS, instances, multiplier  # noqa: E402
+from quorem.verify.lemmas import LEMMAS, STEPS, instances, multiplier  # noqa: E402
 from test_split import _both_refute  # noqa: E402
 
 
 @pytest.mark.parametrize("name", sorted(LEMMAS))
 def test_lemma_is_valid(name: str) -> None:
-    """The negation of the lemma, over fresh constants, is refuted by both solvers."""
+    """The negation of the lemma, over fresh constants, is refuted by both solvers.
+
+    Or, for a lemma with proof steps (STEPS), each step and then the conclusion.
+    """
     arity, body = LEMMAS[name]
     xs = z3.Ints(" ".join(f"v{i}" for i in range(arity)))
-    _both_refute([z3.Not(body(*xs))])
+    lemma = body(*xs)
+    if name not in STEPS:
+        _both_refute([z3.Not(lemma)])
+        return
+    # premises -> each claim; premises and claims -> conclusion.
+    premises, conclusion = lemma.arg(0).children(), lemma.arg(1)
+    claims = STEPS[name](*xs)
+    for claim in claims:
+        _both_refute([*premises, z3.Not(claim)])
+    _both_refute([*premises, *claims, z3.Not(conclusion)])
 
 
 def test_multiplier() -> None:

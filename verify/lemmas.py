@@ -18,11 +18,14 @@ import z3
 
 __all__ = [
     "LEMMAS",
+    "STEPS",
     "instances",
     "multiplier",
     "nested_division",
     "scaled_exact",
+    "scaled_factor",
     "shift_multiple",
+    "small_offset",
 ]
 
 
@@ -60,11 +63,44 @@ def scaled_exact(x: Any, d: Any, f: Any) -> Any:
     return z3.Implies(z3.And(d > 0, x % d == 0), x * f == d * ((x / d) * f))
 
 
+def scaled_factor(x: Any, g: Any, k: Any, f: Any) -> Any:
+    """``x == g*k  ->  x*f == g*(k*f)``: a factorization, multiplied out."""
+    return z3.Implies(x == g * k, x * f == g * (k * f))
+
+
+def small_offset(n1: Any, n2: Any, c: Any, g: Any, e: Any, m: Any, d: Any) -> Any:  # noqa: PLR0917
+    """``g, e > 0, 0 <= c < g, d == g*e, n2 == g*m, n1 == n2 + c -> div(n1, d) == div(n2, d)``.
+
+    An offset smaller than a common factor ``g`` of the numerator and the divisor
+    never reaches the next multiple of the divisor.
+    """
+    return z3.Implies(
+        z3.And(g > 0, e > 0, c >= 0, c < g, d == g * e, n2 == g * m, n1 == n2 + c),
+        n1 / d == n2 / d,
+    )
+
+
+def small_offset_steps(n1: Any, n2: Any, c: Any, g: Any, e: Any, m: Any, d: Any) -> list[Any]:  # noqa: PLR0917
+    """Under ``small-offset``'s premises both quotients are ``div(m, e)``.
+
+    cvc5 does not prove the lemma in 20 s at once, but proves each step.
+    """
+    del c, g
+    return [n2 / d == m / e, n1 / d == m / e]
+
+
+# Lemmas proven through intermediate claims: each claim follows from the lemma's
+# premises, and the lemma's conclusion from the premises and the claims.
+STEPS: Final[dict[str, Callable[..., list[Any]]]] = {"small-offset": small_offset_steps}
+
+
 # name -> (number of variables, body): each proven valid by both solvers in a test.
 LEMMAS: Final[dict[str, tuple[int, Callable[..., Any]]]] = {
     "nested-division": (4, nested_division),
     "shift-multiple": (4, shift_multiple),
     "scaled-exact": (3, scaled_exact),
+    "scaled-factor": (4, scaled_factor),
+    "small-offset": (7, small_offset),
 }
 
 
@@ -90,7 +126,10 @@ def instances(formulas: Sequence[Any]) -> list[Any]:
     * ``shift-multiple``: for each two divisions by one divisor ``d`` (and each division
       and 0) whose numerators differ by ``d*k`` for a term ``k`` (:func:`multiplier`);
     * ``scaled-exact``: for each ``x*f`` that :func:`multiplier` read as ``d*div(x, d)*f``
-      because the query divides the coefficient ``x`` by ``d``.
+      because the query divides the coefficient ``x`` by ``d``;
+    * ``small-offset`` (and ``scaled-factor`` for its products): for two divisions by
+      ``d`` whose numerators differ by one name or number ``c``, where the query factors
+      ``d == g*e`` and each coefficient of the smaller numerator ``x == g*k`` (a gcd).
     """
     divs = list(_divisions(formulas))
     by_numerator: dict[int, list[Any]] = {}
@@ -131,15 +170,87 @@ def instances(formulas: Sequence[Any]) -> list[Any]:
                 exact[x.arg(0).get_id()] = (x, -1)  # -K, as a negative divisor writes it
         for i, x in enumerate(numerators):
             for y in [*numerators[i + 1 :], zero]:
-                if y is zero and any(x.eq(v) for v, _ in exact.values()):
-                    continue  # x == d*div(x, d): the solver's own axiom, nothing new
+                if _coefficient(x) and (y is zero or _coefficient(y)):
+                    # Two coefficients (K % D, C // D) differ by a multiple only when
+                    # both are: instances about them only burden the solver.
+                    continue
                 found = multiplier(x, y, d, exact)
                 if found is not None:
                     k, scaled = found
                     for coefficient, f in scaled:
                         add(scaled_exact(coefficient, d, f))
                     add(shift_multiple(x, y, d, k))
+    factors = _factorizations(formulas)
+    for group in by_divisor.values():
+        d = group[0].arg(1)
+        if d.get_id() not in factors:
+            continue
+        g, e = factors[d.get_id()]
+        numerators = [x.arg(0) for x in group]
+        for n1 in numerators:
+            for n2 in numerators:
+                if n1.eq(n2):
+                    continue
+                found = _common_factor(n1, n2, g, factors)
+                if found is not None:
+                    c, m, scaled = found
+                    for x, k, f in scaled:
+                        add(scaled_factor(x, g, k, f))
+                    add(small_offset(n1, n2, c, g, e, m, d))
     return out
+
+
+def _factorizations(formulas: Sequence[Any]) -> dict[int, tuple[Any, Any]]:
+    """``x == g*k`` facts among ``formulas`` (names only): id of ``x`` -> ``(g, k)``."""
+    out: dict[int, tuple[Any, Any]] = {}
+    for f in formulas:
+        if not z3.is_eq(f):
+            continue
+        x, rhs = f.children()
+        if _is_atom(x) and z3.is_mul(rhs) and rhs.num_args() == 2:
+            g, k = rhs.children()
+            if _is_atom(g) and _is_atom(k):
+                out[x.get_id()] = (g, k)
+    return out
+
+
+def _common_factor(
+    n1: Any, n2: Any, g: Any, factors: dict[int, tuple[Any, Any]]
+) -> tuple[Any, Any, list[tuple[Any, Any, Any]]] | None:
+    """``(c, m, products)`` with ``n1 == n2 + c`` and ``n2 == g*m``, or None.
+
+    ``c`` is one name or number; ``m`` is read through the factorizations of ``n2``'s
+    coefficients.
+    """
+    atoms: dict[int, Any] = {}
+    diff = _poly(n1 - n2, atoms)
+    p2 = _poly(n2, atoms)
+    if diff is None or p2 is None or _MOD_EXPANDED in atoms or len(diff) != 1 or not p2:
+        return None
+    ((mono, coef),) = diff.items()
+    if len(mono) > 1 or coef != 1:
+        return None
+    c = atoms[mono[0]] if mono else z3.IntVal(coef)
+    terms = []
+    scaled = []
+    for mono2, coef2 in p2.items():
+        x = next((a for a in mono2 if a in factors and factors[a][0].eq(g)), None)
+        if x is None:
+            return None
+        rest = list(mono2)
+        rest.remove(x)
+        k = factors[x][1]
+        fs = [atoms[a] for a in rest]
+        f = fs[0] if len(fs) == 1 else z3.Product(*fs) if fs else z3.IntVal(1)
+        scaled.append((atoms[x], k, f))
+        terms.append(z3.IntVal(coef2) * k * f)
+    m = z3.Sum(*terms) if len(terms) > 1 else terms[0]
+    return c, m, scaled
+
+
+def _coefficient(e: Any) -> bool:
+    """A name or its negation: a rule's coefficient or constant, as a divisions reads it."""
+    return _is_atom(e) or (z3.is_app_of(e, z3.Z3_OP_UMINUS) and _is_atom(e.arg(0)))
 
 
 def _is_atom(e: Any) -> bool:
@@ -149,6 +260,7 @@ def _is_atom(e: Any) -> bool:
 # A polynomial: monomial (sorted Z3 ids of its atoms, with repetition) -> coefficient.
 Poly = dict[tuple[int, ...], int]
 _MAX_MONOMIALS: Final = 256
+_MOD_EXPANDED: Final = -1  # key in the atoms map: some mod(x, d) was expanded
 
 
 def _poly(e: Any, atoms: dict[int, Any]) -> Poly | None:
@@ -183,6 +295,7 @@ def _poly(e: Any, atoms: dict[int, Any]) -> Poly | None:
         return acc
     if z3.is_app_of(e, z3.Z3_OP_MOD):
         x, d = e.children()
+        atoms[_MOD_EXPANDED] = e
         return _poly(x - d * (x / d), atoms)
     atoms[e.get_id()] = e
     return {(e.get_id(),): 1}
@@ -233,6 +346,10 @@ def multiplier(
             # x*f with d dividing x: d*div(x, d)*f.
             a = next((a for a in rest if exact and a in exact), None)
             if a is None or exact is None or len(dmono) != 1 or dcoef != 1:
+                return None
+            if _MOD_EXPANDED in atoms:
+                # Remainders expanded and coefficients read exactly: the two readings
+                # cancel into an instance whose premise holds only for exact multiples.
                 return None
             rest.remove(a)
             x, sign = exact[a]
