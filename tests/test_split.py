@@ -243,7 +243,7 @@ rule nested-div-no-sign
 
 @pytest.mark.parametrize("encoding", ["native", "native-split"])
 def test_unsound_rule_still_caught(encoding: str) -> None:
-    """A failed case falls back to the unsplit query: a replayed counterexample."""
+    """A failed case falls back to the default query: a replayed counterexample."""
     (rule,) = parse_rules(BAD, "bad.rules")
     ob = Obligation(rule, Semantics.FLOOR, 0, "equivalence", encoding)
     r = prove(ob, timeout=20)
