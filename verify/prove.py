@@ -289,7 +289,7 @@ def split_queries(
     return out
 
 
-_SPLIT_SHARE: Final = 0.25
+_SPLIT_SHARE: Final = 0.5
 
 
 def _prove_split(q: _Query, timeout: float) -> ProofResult | None:
