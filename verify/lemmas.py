@@ -347,9 +347,13 @@ def multiplier(
             a = next((a for a in rest if exact and a in exact), None)
             if a is None or exact is None or len(dmono) != 1 or dcoef != 1:
                 return None
-            if _MOD_EXPANDED in atoms:
-                # Remainders expanded and coefficients read exactly: the two readings
-                # cancel into an instance whose premise holds only for exact multiples.
+            if _MOD_EXPANDED in atoms and not any(
+                z3.is_app_of(atoms[b], z3.Z3_OP_IDIV) for b in rest if b != a
+            ):
+                # Remainders expanded and a plain coefficient read exactly: the two
+                # readings cancel into an instance whose premise holds only for exact
+                # multiples (mod-reduce-coefficients). A monomial of the expansion
+                # itself (K*M*div(a, M) with N | M: remove-nested-mod) is read.
                 return None
             rest.remove(a)
             x, sign = exact[a]
