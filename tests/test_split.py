@@ -202,9 +202,15 @@ def test_a_sign_case_is_a_premise() -> None:
     rule = quorem.default_ruleset().rule("nested-div")
     enc = encode_rule(rule, Semantics.FLOOR, 0, encoding="native", signs={"B": "<0", "C": ">0"})
     text = " ".join(str(p) for p in enc.premises)
-    assert "B < 0" in text and "C > 0" in text
-    # The divisor's sign is known: only the branch it selects is written.
-    assert "If(" not in str(enc.lhs)
+    # B < 0 is a change of variables, B = -neg!B with neg!B > 0; C > 0 a premise.
+    assert "neg!B > 0" in text and "C > 0" in text
+    assert "B" not in text.replace("neg!B", "")
+    # The divisors' signs are known: only the branch they select is written, with
+    # positive divisors: (-a / neg!B) / C and -a / (neg!B*C).
+    assert "If(" not in str(enc.lhs) and "If(" not in str(enc.rhs)
+    assert str(enc.rhs) == "-a/(neg!B*C)"
+    zero = encode_rule(rule, Semantics.FLOOR, 0, encoding="native", signs={"B": "=0"})
+    assert any(z3.is_false(z3.simplify(p)) for p in zero.premises)
 
 
 def test_split_queries_cover_the_cases() -> None:
