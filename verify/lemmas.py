@@ -191,10 +191,10 @@ def instances(formulas: Sequence[Any]) -> list[Any]:
             for n2 in numerators:
                 if n1.eq(n2):
                     continue
-                found = _common_factor(n1, n2, g, factors)
-                if found is not None:
-                    c, m, scaled = found
-                    for x, k, f in scaled:
+                common = _common_factor(n1, n2, g, factors)
+                if common is not None:
+                    c, m, products = common
+                    for x, k, f in products:
                         add(scaled_factor(x, g, k, f))
                     add(small_offset(n1, n2, c, g, e, m, d))
     return out
@@ -344,9 +344,10 @@ def multiplier(
             quotient = coef // dcoef
         else:
             # x*f with d dividing x: d*div(x, d)*f.
-            a = next((a for a in rest if exact and a in exact), None)
-            if a is None or exact is None or len(dmono) != 1 or dcoef != 1:
+            found = next((a for a in rest if exact and a in exact), None)
+            if found is None or exact is None or len(dmono) != 1 or dcoef != 1:
                 return None
+            a = found
             if _MOD_EXPANDED in atoms and not any(
                 z3.is_app_of(atoms[b], z3.Z3_OP_IDIV) for b in rest if b != a
             ):
