@@ -37,8 +37,11 @@ __all__ = [
     "PROVEN_STATUSES",
     "Obligation",
     "ProofResult",
+    "counterexample_report",
+    "obligation_query",
     "obligations_of",
     "prove",
+    "replay_model",
 ]
 
 DEFAULT_ARITY: Final = 4
@@ -116,6 +119,7 @@ def _query(enc: Encoding, kind: str) -> tuple[list[z3.BoolRef], z3.BoolRef]:
 
 
 def _solver(timeout: float, strategy: str = "default", seed: int = 0) -> z3.Solver:
+    """A fresh solver of ``strategy`` with Z3's random seed ``seed``."""
     if strategy == "expand":
         # Substitute the variables equations define (a division's numerator is
         # d*q + r), then multiply products out into sums of monomials: the recombination
@@ -141,12 +145,15 @@ _SCHEDULE: Final = (
     ("expand", 1, 0.25),
     ("default", 2, 0.5),
 )
+# ``prove(..., seed=n)`` runs the whole schedule with seeds moved by n strides: seed 0 is
+# the schedule above, and no two seeds share a step's seed.
+_SEED_STRIDE: Final = 1000
 
 
-def _check(premises: list[z3.BoolRef], timeout: float) -> tuple[Any, z3.Solver]:
+def _check(premises: list[z3.BoolRef], timeout: float, seed: int = 0) -> tuple[Any, z3.Solver]:
     """Z3's answer on ``premises`` by the restart schedule above, and the deciding solver."""
-    for strategy, seed, share in _SCHEDULE:
-        s = _solver(timeout * share, strategy, seed)
+    for strategy, step_seed, share in _SCHEDULE:
+        s = _solver(timeout * share, strategy, step_seed + seed * _SEED_STRIDE)
         s.add(*premises)
         answer = s.check()
         if answer != z3.unknown:
@@ -181,7 +188,35 @@ def _shrink(s: z3.Solver, enc: Encoding, timeout: float) -> z3.ModelRef | None:
     return None
 
 
-def prove(ob: Obligation, timeout: float = DEFAULT_TIMEOUT) -> ProofResult:
+_BOUNDED_METHOD: Final = ", values in int64"
+
+
+def _bounded(enc: Encoding) -> list[z3.BoolRef]:
+    """The extra premises of the portfolio's second step: every value in int64."""
+    return [_in64(v) for v in _values_of(enc)]
+
+
+def _assertions(
+    premises: list[z3.BoolRef], extra: list[z3.BoolRef], goal: z3.BoolRef
+) -> list[z3.BoolRef]:
+    """What Z3 is asked to refute: ``unsat`` proves the goal under the premises."""
+    return [*premises, *extra, z3.Not(goal)]
+
+
+def obligation_query(ob: Obligation, method: str = "") -> list[z3.BoolRef]:
+    """The assertions whose ``unsat`` proves ``ob`` (a model of them refutes it).
+
+    The query :func:`prove` sends to Z3 first, or with ``method`` a result's method,
+    the query that decided it: the same with every value bounded to int64 for a method
+    ending ``, values in int64``. Built as :func:`prove` builds it, by the same code.
+    """
+    enc = encode_rule(ob.rule, ob.semantics, ob.arity, int64=ob.kind == "int64")
+    premises, goal = _query(enc, ob.kind)
+    extra = _bounded(enc) if method.endswith(_BOUNDED_METHOD) else []
+    return _assertions(premises, extra, goal)
+
+
+def prove(ob: Obligation, timeout: float = DEFAULT_TIMEOUT, seed: int = 0) -> ProofResult:
     """Discharge one obligation with Z3 and report the strongest result reached.
 
     A fixed portfolio, stopping at the first definite answer: the IntAux encoding over
@@ -191,10 +226,12 @@ def prove(ob: Obligation, timeout: float = DEFAULT_TIMEOUT) -> ProofResult:
     over a small grid (``proven-on-grid(...)``: weaker, never counted as proven). A
     counterexample any
     step finds is replayed through the engine before it is reported ``unsound``.
+
+    ``seed`` moves every Z3 random seed the portfolio uses (0: the default schedule).
     """
     enc = encode_rule(ob.rule, ob.semantics, ob.arity, int64=ob.kind == "int64")
     premises, goal = _query(enc, ob.kind)
-    q = _Query(ob, enc, premises, goal, time.perf_counter())
+    q = _Query(ob, enc, premises, goal, time.perf_counter(), seed)
     method = "IntAux" if ob.kind == "equivalence" else "IntAux64"
     r = q.attempt([], timeout, method, _PROVEN[ob.kind])
     if r.status != "unknown" or r.method in _VACUOUS:
@@ -206,8 +243,7 @@ def prove(ob: Obligation, timeout: float = DEFAULT_TIMEOUT) -> ProofResult:
         # fits). Found by the guard search: "proven" at 2 s, a replayed overflow at 10 s.
         grid = q.grid(timeout)
         return grid if grid is not None else r
-    bounded = [_in64(v) for v in _values_of(enc)]
-    r64 = q.attempt(bounded, timeout, f"{method}, values in int64", "proven-int64")
+    r64 = q.attempt(_bounded(enc), timeout, method + _BOUNDED_METHOD, "proven-int64")
     if r64.status != "unknown":
         return r64
     grid = q.grid(timeout)
@@ -238,7 +274,9 @@ def _witnessed(premises: list[z3.BoolRef]) -> bool:
     return False
 
 
-def _satisfiable(premises: list[z3.BoolRef], names: list[z3.ArithRef], timeout: float) -> Any:
+def _satisfiable(
+    premises: list[z3.BoolRef], names: list[z3.ArithRef], timeout: float, seed: int = 0
+) -> Any:
     """Whether the premises have a model: Z3's answer, retried on small boxes if unknown.
 
     Finding *some* model is what matters here, and non-linear constraints (gcds,
@@ -246,11 +284,11 @@ def _satisfiable(premises: list[z3.BoolRef], names: list[z3.ArithRef], timeout: 
     """
     if _witnessed(premises):
         return z3.sat
-    answer, v = _check(premises, timeout)
+    answer, v = _check(premises, timeout, seed)
     for k in (8, 64, 4096):
         if answer != z3.unknown:
             break
-        v = _solver(timeout / 4)
+        v = _solver(timeout / 4, seed=seed * _SEED_STRIDE)
         v.add(*premises, *[z3.And(x >= -k, x <= k) for x in names])
         answer = z3.sat if v.check() == z3.sat else z3.unknown
     if answer == z3.sat:
@@ -296,6 +334,7 @@ class _Query:
     premises: list[z3.BoolRef]
     goal: z3.BoolRef
     start: float
+    seed: int = 0
 
     def grid(self, timeout: float) -> ProofResult | None:
         """Every combination of the rule's constants on the grid; None if undecided."""
@@ -328,10 +367,10 @@ class _Query:
         ob, enc = self.ob, self.enc
         premises = self.premises + extra
         # Fresh solvers per query: Z3's incremental mode is much weaker on these.
-        answer, s = _check([*premises, z3.Not(self.goal)], timeout)
+        answer, s = _check(_assertions(self.premises, extra, self.goal), timeout, self.seed)
         if answer == z3.unsat:
             # Vacuity: premises that can never hold would prove anything.
-            satisfiable = _satisfiable(premises, _values_of(enc), timeout)
+            satisfiable = _satisfiable(premises, _values_of(enc), timeout, self.seed)
             if satisfiable != z3.sat:
                 # Never counted as proven: a shipped rule that can never fire is a bug too.
                 never = satisfiable == z3.unsat
@@ -354,7 +393,7 @@ class _Query:
             )
         model = s.model()
         model = _shrink(s, enc, timeout) or model
-        values, rep = _replay_model(ob, _model_values(model, enc))
+        values, rep = replay_model(ob, _model_values(model, enc))
         constants = _constant_symbols(ob, enc)
         for _ in range(_MAX_BLOCKED_MODELS):
             if rep.confirmed or not constants:
@@ -365,10 +404,15 @@ class _Query:
             if s.check() != z3.sat:
                 break
             model = s.model()
-            values, rep = _replay_model(ob, _model_values(model, enc))
+            values, rep = replay_model(ob, _model_values(model, enc))
         if rep.confirmed:
             return ProofResult(
-                ob, "unsound", method, self.elapsed(), values, _report(ob, values, rep)
+                ob,
+                "unsound",
+                method,
+                self.elapsed(),
+                values,
+                counterexample_report(ob, values, rep),
             )
         return ProofResult(
             ob,
@@ -377,7 +421,7 @@ class _Query:
             self.elapsed(),
             values,
             "Z3 found a model but the engine did not reproduce it (an over-approximated"
-            f" range or gcd?): {rep.note}\n" + _report(ob, values, rep),
+            f" range or gcd?): {rep.note}\n" + counterexample_report(ob, values, rep),
         )
 
 
@@ -398,7 +442,7 @@ _RANGE_SHAPES: Final = (
 )
 
 
-def _replay_model(ob: Obligation, values: dict[str, int]) -> tuple[dict[str, int], Replay]:
+def replay_model(ob: Obligation, values: dict[str, int]) -> tuple[dict[str, int], Replay]:
     """Replay Z3's model; failing that, the same point with nearby variable ranges.
 
     Every variant is a concrete point the engine confirms on its own, so a confirmed one
@@ -436,7 +480,8 @@ def _replay_model(ob: Obligation, values: dict[str, int]) -> tuple[dict[str, int
     return values, rep
 
 
-def _report(ob: Obligation, values: dict[str, int], rep: Replay) -> str:
+def counterexample_report(ob: Obligation, values: dict[str, int], rep: Replay) -> str:
+    """A replayed model as a report: ``file:line: rule NAME (obligation): verdict``."""
     rule = ob.rule
     if not rep.confirmed:
         verdict = "not proven"
