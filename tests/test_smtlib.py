@@ -45,7 +45,8 @@ def _cvc5_parse(text: str) -> int:
     """Run every command of ``text`` but check-sat in cvc5; the number of assertions."""
     import cvc5
 
-    solver = cvc5.Solver(cvc5.TermManager())
+    terms = cvc5.TermManager()
+    solver = cvc5.Solver(terms)
     parser = cvc5.InputParser(solver)
     parser.setStringInput(cvc5.InputLanguage.SMT_LIB_2_6, text, "test.smt2")
     symbols = parser.getSymbolManager()

@@ -68,7 +68,8 @@ def confirmer_version(solver: str) -> str:
         raise ConfirmerMissingError(
             f'--confirm cvc5 needs the cvc5 package ({exc}): pip install "quorem[confirm]"'
         ) from exc
-    version = cvc5.Solver(cvc5.TermManager()).getVersion()
+    terms = cvc5.TermManager()  # kept alive as long as the solver made with it
+    version = cvc5.Solver(terms).getVersion()
     return version.decode() if isinstance(version, bytes) else str(version)
 
 
@@ -117,7 +118,8 @@ def _run_cvc5(script: Script, timeout: float) -> tuple[str, str, dict[str, int |
     """
     import cvc5  # noqa: PLC0415  (optional: the confirm extra)
 
-    solver = cvc5.Solver(cvc5.TermManager())
+    terms = cvc5.TermManager()  # kept alive as long as the solver made with it
+    solver = cvc5.Solver(terms)
     solver.setOption("produce-models", "true")
     solver.setOption("tlimit-per", str(max(1, int(timeout * 1000))))
     parser = cvc5.InputParser(solver)
