@@ -188,3 +188,13 @@ def test_a_guard_no_conjunction_states_is_found_as_a_disjunction() -> None:
     for k, lo, hi in ((2, 1, 5), (-2, -5, -1)):
         env = {"K": k, "C": 0, "x": var("x", 0, 9), "y": var("y", 0, 9), "d": var("d", lo, hi)}
         assert evaluate_expr(s.guard, env, Semantics.FLOOR) is True, (k, render_expr(s.guard))
+
+
+def test_a_comparison_rewrite_offers_fits_int64_of_its_operands() -> None:
+    # `x // D <= C` -> `x <= C*D + D - 1`: the value to bound is the comparison's operand.
+    [rule] = parse_rules(
+        "rule cmp\n  doc: d\n  semantics: floor\n  pattern: x // D <= C\n"
+        "  guard: D > 0\n  rewrite: x <= C*D + D - 1\n"
+    )
+    texts = {a.text for a in candidate_atoms(rule)}
+    assert {"fits_int64(C * D)", "fits_int64(C * D + D)", "fits_int64(C * D + D - 1)"} <= texts

@@ -334,7 +334,12 @@ def _compound_parts(e: Expr) -> Iterator[Expr]:
         yield from _compound_parts(e.left)
         yield from _compound_parts(e.right)
         yield e
-    elif isinstance(e, Unary) and e.op == "-":
+    elif isinstance(e, Binary):
+        # A comparison or junction is no value to bound; its operands are
+        # (``x <= C*D + D - 1``: the shipped guard is ``fits_int64(C*D + D - 1)``).
+        yield from _compound_parts(e.left)
+        yield from _compound_parts(e.right)
+    elif isinstance(e, Unary):
         yield from _compound_parts(e.operand)
     elif isinstance(e, Call) and e.func not in AGGREGATES and e.func not in ("vmin", "vmax"):
         for a in e.args:
