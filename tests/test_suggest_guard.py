@@ -17,6 +17,7 @@ from quorem.engine.rulefile import load_rule_files, parse_rules
 from quorem.engine.term import var
 from quorem.verify import cli
 from quorem.verify.guards import (
+    _sample_envs,
     candidate_atoms,
     rule_text_with_guard,
     suggest_guard,
@@ -198,3 +199,14 @@ def test_a_comparison_rewrite_offers_fits_int64_of_its_operands() -> None:
     )
     texts = {a.text for a in candidate_atoms(rule)}
     assert {"fits_int64(C * D)", "fits_int64(C * D + D)", "fits_int64(C * D + D - 1)"} <= texts
+
+
+def test_samples_satisfy_a_guard_that_defines_a_constant() -> None:
+    # `T == S * M1`: random small values almost never satisfy it; the sampler solves it.
+    [rule] = parse_rules(
+        "rule radix\n  doc: d\n  semantics: floor\n  pattern: (x // S) % M1 * T\n"
+        "  guard: T == S * M1 and S > 0\n  rewrite: (x // S) % M1 * T\n"
+    )
+    envs = _sample_envs(rule, 2, 200)
+    assert len(envs) >= 100
+    assert all(env["T"] == env["S"] * env["M1"] for env, _ in envs)  # type: ignore[operator]
