@@ -167,11 +167,20 @@ def simplify(
         check_one_name(term)
         result, reason = rewrite_stop(term, ruleset, max_steps=max_steps)
     if reason is not StopReason.FIXED_POINT:
+        # Rare, so the rules to blame are found by running again with the trace on
+        # (rewriting is deterministic) rather than by tracing every call.
+        traced = (
+            rewrite_given(term, ruleset, given, max_steps=max_steps, trace=True)
+            if given
+            else rewrite(term, ruleset, max_steps=max_steps, trace=True)
+        )
+        blame = f"; rules to blame: {', '.join(traced.culprits)}" if traced.culprits else ""
         warnings.warn(
             IncompleteRewriteWarning(
-                f"simplify stopped before a fixed point ({reason.value}); "
+                f"simplify stopped before a fixed point ({reason.value}{blame}); "
                 "the result is sound but may not be fully simplified",
                 reason.value,
+                traced.culprits,
             ),
             stacklevel=2,
         )

@@ -80,11 +80,14 @@ class IncompleteRewriteWarning(RuntimeWarning):
 
     Attributes:
         reason: the :class:`quorem.StopReason` value, e.g. ``"step limit"``.
+        culprits: the rules to blame (those in the cycle, or the busiest ones), as
+            :func:`quorem.explain` reports them; named in the message too.
 
     """
 
-    def __init__(self, message: str, reason: str) -> None:
+    def __init__(self, message: str, reason: str, culprits: tuple[str, ...] = ()) -> None:
         self.reason = reason
+        self.culprits = culprits
         super().__init__(message)
 
 

@@ -64,6 +64,9 @@ def test_simplify_warns_when_it_stops_before_a_fixed_point() -> None:
     with pytest.warns(IncompleteRewriteWarning, match="size limit") as record:
         out = quorem.simplify(t, RuleSet.from_text(GROW, "<user>"))
     assert record[0].message.reason == "size limit"  # type: ignore[union-attr]
+    # The warning names the rule to blame, as explain's culprits do.
+    assert record[0].message.culprits == ("grow",)  # type: ignore[union-attr]
+    assert "rules to blame: grow" in str(record[0].message)
     assert quorem.evaluate(out, {"a": 1, "b": 2}) == 1
     with warnings.catch_warnings():
         warnings.simplefilter("error", IncompleteRewriteWarning)

@@ -270,7 +270,7 @@ def test_all_writes_one_json_line_per_computation(tmp_path: Path) -> None:
     path = tmp_path / "m.hlo"
     path.write_text(MODULE)
     status, out = run("hlo", str(path), "--all", "--jsonl")
-    assert status == 0
+    assert status == 1  # one computation not analysed: a negative finding, as in --batch
     records = [json.loads(line) for line in out.splitlines()]
     assert [(r["computation"], r["kind"], r["line"]) for r in records] == [
         ("f", "fusion", 3),
@@ -309,6 +309,7 @@ def test_all_as_text_and_fusions_only(tmp_path: Path) -> None:
         "  (d0, d1) -> (d1, d0), domain: d0 in [0, 5], d1 in [0, 3]\n"
     )
     status, out = run("hlo", str(path), "--all")
+    assert status == 1
     assert "computation bad (unused, line 7)\n  error: " in out
 
 

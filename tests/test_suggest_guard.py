@@ -10,10 +10,14 @@ import pytest
 
 pytest.importorskip("z3")
 
-from quorem.engine.rule import Expr
+from quorem.engine.interpret import evaluate_expr
+from quorem.engine.ops import Semantics
+from quorem.engine.rule import Binary, Expr
 from quorem.engine.rulefile import load_rule_files, parse_rules
+from quorem.engine.term import var
 from quorem.verify import cli
 from quorem.verify.guards import (
+    _sample_envs,
     candidate_atoms,
     rule_text_with_guard,
     suggest_guard,
@@ -167,3 +171,42 @@ def test_grammar_has_constancy_of_ranges_read() -> None:
     )
     texts = {a.text for a in candidate_atoms(rule)}
     assert "vmin(x // y) == vmax(x // y)" in texts
+
+
+def test_a_guard_no_conjunction_states_is_found_as_a_disjunction() -> None:
+    # min-of-quotients without its guard `K > 0 and vmin(d) > 0 or K < 0 and vmax(d) < 0`:
+    # each sign case alone is a proven conjunction; only their disjunction is as weak.
+    [rule] = parse_rules(
+        "rule one-sign\n  doc: d\n  semantics: floor\n"
+        "  pattern: min(K*(x // d) + C, K*(y // d) + C)\n"
+        "  rewrite: K*(min(x, y) // d) + C\n"
+    )
+    s = suggest_guard(rule, time_limit=60)
+    assert s.status == "found", s.render()
+    assert s.guard is not None and isinstance(s.guard, Binary) and s.guard.op == "or"
+    assert _proven(s.text)
+    # Both sign cases fire: K > 0 with d > 0, and K < 0 with d < 0.
+    for k, lo, hi in ((2, 1, 5), (-2, -5, -1)):
+        env = {"K": k, "C": 0, "x": var("x", 0, 9), "y": var("y", 0, 9), "d": var("d", lo, hi)}
+        assert evaluate_expr(s.guard, env, Semantics.FLOOR) is True, (k, render_expr(s.guard))
+
+
+def test_a_comparison_rewrite_offers_fits_int64_of_its_operands() -> None:
+    # `x // D <= C` -> `x <= C*D + D - 1`: the value to bound is the comparison's operand.
+    [rule] = parse_rules(
+        "rule cmp\n  doc: d\n  semantics: floor\n  pattern: x // D <= C\n"
+        "  guard: D > 0\n  rewrite: x <= C*D + D - 1\n"
+    )
+    texts = {a.text for a in candidate_atoms(rule)}
+    assert {"fits_int64(C * D)", "fits_int64(C * D + D)", "fits_int64(C * D + D - 1)"} <= texts
+
+
+def test_samples_satisfy_a_guard_that_defines_a_constant() -> None:
+    # `T == S * M1`: random small values almost never satisfy it; the sampler solves it.
+    [rule] = parse_rules(
+        "rule radix\n  doc: d\n  semantics: floor\n  pattern: (x // S) % M1 * T\n"
+        "  guard: T == S * M1 and S > 0\n  rewrite: (x // S) % M1 * T\n"
+    )
+    envs = _sample_envs(rule, 2, 200)
+    assert len(envs) >= 100
+    assert all(env["T"] == env["S"] * env["M1"] for env, _ in envs)  # type: ignore[operator]

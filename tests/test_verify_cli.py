@@ -20,6 +20,7 @@ import pytest
 z3 = pytest.importorskip("z3")
 
 from quorem.verify import cli, digest, jobs  # noqa: E402
+from quorem.verify.cache import ProofCache  # noqa: E402
 from support import REPO, run_verify  # noqa: E402
 
 KNOWN_BUGS = REPO / "tests" / "known_bugs"
@@ -381,3 +382,26 @@ def test_readme_ci_recipe_keeps_junit_and_the_cache() -> None:
     # Its options are the command's own.
     known = {a for action in cli._parser()._actions for a in action.option_strings}
     assert {a for a in argv if a.startswith("-")} <= known
+
+
+def test_the_cache_keeps_the_most_recently_used_entries(tmp_path: Path) -> None:
+    """Old keys (a changed rule, an older prover) are pruned oldest-use first, on save."""
+    path = tmp_path / "proofs.json"
+    cache = ProofCache(path, max_entries=3)
+    for i in range(5):
+        cache.store(f"k{i}", {"status": "proven", "i": i})
+        cache.used[f"k{i}"] = float(i)  # k0 the least recently used
+    cache.used["k1"] = 10.0  # used again after the others
+    cache.save()
+    again = ProofCache(path, max_entries=3)
+    assert sorted(again.entries) == ["k1", "k3", "k4"]
+    assert again.lookup("k0") is None and again.lookup("k3") == {"status": "proven", "i": 3}
+
+
+def test_a_cache_of_the_first_format_is_still_read(tmp_path: Path) -> None:
+    path = tmp_path / "proofs.json"
+    path.write_text(json.dumps({"abc": {"status": "proven"}}))
+    cache = ProofCache(path)
+    assert cache.lookup("abc") == {"status": "proven"}
+    cache.save()
+    assert json.loads(path.read_text())["entries"] == {"abc": {"status": "proven"}}

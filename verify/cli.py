@@ -180,7 +180,7 @@ def verify_rules(
     work = [
         Job.of([obs[i] for i in slot], timeout, checks, [given[i] for i in slot]) for slot in slots
     ]
-    interval_hit = cache.entries.get(_interval_key()) if cache and intervals else None
+    interval_hit = cache.lookup(_interval_key()) if cache and intervals else None
     first_interval = len(results)
     if interval_hit is not None:
         results += [{**r, "cached": True} for r in interval_hit["results"]]
@@ -245,7 +245,7 @@ def _from_cache(
     results: list[dict[str, Any] | None] = []
     given: list[dict[str, Any] | None] = []
     for ob, key in zip(obs, keys, strict=True):
-        hit = cache.entries.get(key) if cache is not None else None
+        hit = cache.lookup(key) if cache is not None else None
         known = None
         if cache is not None and hit is not None:
             known = {**hit, "file": ob.rule.file, "line": ob.rule.line, "cached": True}
@@ -277,11 +277,11 @@ def _cached_checks(
 ) -> None:
     """Add to the cached result ``r`` its cached seed runs and confirmation."""
     for seed in range(1, checks.seeds):
-        hit = cache.entries.get(_seed_key(key, seed))
+        hit = cache.lookup(_seed_key(key, seed))
         if hit is not None:
             r.setdefault("seeds", {})[str(seed)] = {**hit, "cached": True}
     ckey = _confirm_key(key, r, checks, version) if checks.confirm else None
-    hit = cache.entries.get(ckey) if ckey else None
+    hit = cache.lookup(ckey) if ckey else None
     if hit is not None:
         r["confirmation"] = {**hit, "cached": True}
 
@@ -302,12 +302,12 @@ def _remember_checks(
     """Cache the definite seed runs and confirmations of ``r``, as proofs are cached."""
     for seed, run in r.get("seeds", {}).items():
         if not run.get("cached") and run["status"] in {*PROVEN_STATUSES, "unsound"}:
-            cache.entries[_seed_key(key, int(seed))] = run
+            cache.store(_seed_key(key, int(seed)), run)
     c = r.get("confirmation")
     ckey = _confirm_key(key, r, checks, version) if c and checks.confirm else None
     # Unknown (``z3 only``) is not cached: a longer limit may confirm it.
     if c and ckey and not c.get("cached") and c["answer"] in ("sat", "unsat"):
-        cache.entries[ckey] = c
+        cache.store(ckey, c)
 
 
 def _outcome(r: dict[str, Any], checks: Checks) -> dict[str, Any]:
@@ -365,13 +365,13 @@ def _remember(
     if ob.kind not in _TERMINATION_KINDS:
         cache.put(ob, entry)  # keyed by cache_key(ob), as ``key`` is
     elif entry.get("status") == "proven":
-        cache.entries[key] = entry
+        cache.store(key, entry)
 
 
 def _remember_intervals(cache: ProofCache, results: Sequence[dict[str, Any] | None]) -> None:
     """Cache the interval proofs once all of them are in and proven (one entry)."""
     if results and all(r is not None and r["status"] == "proven" for r in results):
-        cache.entries[_interval_key()] = {"results": list(results)}
+        cache.store(_interval_key(), {"results": list(results)})
 
 
 OBLIGATIONS_ALL: Final = (*OBLIGATIONS, "interval", "termination", NESTED_OBLIGATION)

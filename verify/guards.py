@@ -19,10 +19,18 @@ prove. The search is counterexample-guided (CEGIS):
 
 Candidates are tried with fewer atoms first and, among as many atoms, weakest first:
 weakness is measured on a fixed sample of small values of the constants and ranges
-(the conjunction true at more sample points is weaker). The existing guard is never
-dropped or weakened, only conjoined with. Nothing is reported as a suggestion unless
-every obligation of the suggested rule is proven (``proven`` or ``proven-int64``: a
-vacuous guard, one that makes the rule never fire, is not a proof).
+(the conjunction true at more sample points is weaker).
+
+4. **Widening.** A proven conjunction is then widened by disjunction: other proven
+   conjunctions, true at sample points where the ones found are false, are ``or``-ed to
+   it (a disjunction of proven guards is proven; the whole is proven again anyway). This
+   reaches guards no conjunction states (``C > 0 and vmin(x) > 0 or C < 0 and
+   vmax(x) < 0``) and joins two incomparable guards into one weaker than both.
+
+The existing guard is never dropped or weakened, only conjoined with. Nothing is
+reported as a suggestion unless every obligation of the suggested rule is proven
+(``proven`` or ``proven-int64``: a vacuous guard, one that makes the rule never fire,
+is not a proof).
 """
 
 from __future__ import annotations
@@ -80,6 +88,10 @@ _SAMPLES: Final = 400
 _SPAN: Final = 9
 # How many of the weakest useful atoms a conjunction of 2 (3, ...) atoms draws from.
 _COMBO_POOL: Final = {2: 160, 3: 48}
+# How far a proven guard is widened by disjunction: conjunctions kept, candidates tried.
+_MAX_DISJUNCTS: Final = 3
+_WIDEN_TRIES: Final = 24
+_WIDEN_MIN_NEW: Final = _SAMPLES // 50
 
 
 @dataclasses.dataclass(frozen=True)
@@ -322,7 +334,12 @@ def _compound_parts(e: Expr) -> Iterator[Expr]:
         yield from _compound_parts(e.left)
         yield from _compound_parts(e.right)
         yield e
-    elif isinstance(e, Unary) and e.op == "-":
+    elif isinstance(e, Binary):
+        # A comparison or junction is no value to bound; its operands are
+        # (``x <= C*D + D - 1``: the shipped guard is ``fits_int64(C*D + D - 1)``).
+        yield from _compound_parts(e.left)
+        yield from _compound_parts(e.right)
+    elif isinstance(e, Unary):
         yield from _compound_parts(e.operand)
     elif isinstance(e, Call) and e.func not in AGGREGATES and e.func not in ("vmin", "vmax"):
         for a in e.args:
@@ -380,12 +397,38 @@ def _sample_envs(
                 env[name] = [rng.randint(-_SPAN, _SPAN) or 1 for _ in range(arity)]
             else:
                 env[name] = [_sample_var(rng, f"{name}_{k + 1}") for k in range(arity)]
+        _solve_equations(rule, env, sem)
         if not _with_lets(rule, env, sem):
             continue
         if rule.guard is not None and not _holds(rule.guard, env, sem):
             continue
         out.append((env, sem))
     return out
+
+
+def _solve_equations(rule: Rule, env: dict[str, Binding], sem: Semantics | None) -> None:
+    """Set each constant the guard defines (``T == S * M1``) from the values drawn.
+
+    Random small values satisfy such an equation about once in a hundred draws, which
+    left a recombination rule a handful of sample points, too few to order its
+    candidates by weakness or to widen them.
+    """
+    if rule.guard is None:
+        return
+    for c in conjuncts(rule.guard):
+        if not (isinstance(c, Binary) and c.op == "=="):
+            continue
+        for name, e in ((c.left, c.right), (c.right, c.left)):
+            if isinstance(name, Name) and name.kind is NameKind.CONST:
+                if name.name in expr_names(e):
+                    continue
+                try:
+                    value = evaluate_expr(e, env, sem)
+                except (Undetermined, QuoremError, ArithmeticError, KeyError, TypeError):
+                    continue
+                if isinstance(value, int) and not isinstance(value, bool):
+                    env[name.name] = value
+                    break
 
 
 def _sample_var(rng: random.Random, name: str) -> Term:
@@ -595,7 +638,16 @@ def suggest_guard(
                     # engine confirms) at 10 s for the same rule (the known_bugs test).
                     outcome = _prove_all(cand, arity, max(5 * timeout, _CONFIRM_TIMEOUT))
                 if outcome.proven:
-                    return _found(rule, cand, search, combo, tried=tried, start=start)
+                    tried, combos_found = _widen(
+                        rule,
+                        search,
+                        combo,
+                        arity=arity,
+                        timeout=timeout,
+                        tried=tried,
+                        deadline=start + time_limit,
+                    )
+                    return _found(rule, search, combos_found, tried=tried, start=start)
                 if outcome.counterexample is not None:
                     search.add(outcome.counterexample)
                     progressed = True
@@ -616,9 +668,106 @@ def _give_up(rule: Rule, search: _Search, tried: int, start: float, note: str) -
     )
 
 
+def _either(search: _Search, combos: Sequence[tuple[int, ...]]) -> Atom:
+    """One atom: the disjunction of the conjunctions ``combos``."""
+    alternatives: list[Expr] = []
+    for combo in combos:
+        conj = _conjoin(None, [search.atoms[i] for i in combo])
+        assert conj is not None
+        alternatives.append(conj)
+    either = alternatives[0]
+    for alt in alternatives[1:]:
+        either = Binary("or", either, alt)
+    return Atom(either, render_expr(either))
+
+
+def _widen(
+    rule: Rule,
+    search: _Search,
+    first: tuple[int, ...],
+    *,
+    arity: int,
+    timeout: float,
+    tried: int,
+    deadline: float,
+) -> tuple[int, list[tuple[int, ...]]]:
+    """Weaken the proven conjunction ``first`` by disjoining other proven conjunctions.
+
+    A disjunction of proven guards is proven (the rule is sound wherever either holds), so
+    the search goes on, within ``deadline`` and :data:`_WIDEN_TRIES` candidates, for
+    conjunctions true at sample points where the guards found so far are false -- most
+    new points first. A dropped conjunct such as ``C > 0 and vmin(x) > 0 or C < 0 and
+    vmax(x) < 0`` is out of reach of one conjunction; so is a shipped guard incomparable
+    to the first one found. The disjunction is proven again as a whole before it is kept.
+    Returns the candidates tried so far and the conjunctions kept (``first`` first).
+    """
+    found = [first]
+    covered = _conjunction_mask(search, first)
+    attempts = 0
+    for size in range(1, DEFAULT_MAX_ATOMS + 1):
+        while len(found) < _MAX_DISJUNCTS and attempts < _WIDEN_TRIES:
+            new = {
+                c: (_conjunction_mask(search, c) & ~covered).bit_count()
+                for c in search.ordered(size)
+            }
+            # An alternative true at a handful of points (``B == C + 1 and divides(B, C)``)
+            # is proven but widens nothing a reader would want: it must add a few percent.
+            combos = sorted(
+                (c for c, n in new.items() if n >= _WIDEN_MIN_NEW), key=lambda c: -new[c]
+            )
+            progressed = False
+            for combo in combos:
+                if time.perf_counter() > deadline or attempts >= _WIDEN_TRIES:
+                    break
+                search.tried.add(combo)
+                tried += 1
+                attempts += 1
+                cand = _candidate(rule, [search.atoms[i] for i in combo])
+                outcome = _prove_all(cand, arity, timeout)
+                if outcome.proven:
+                    whole = _candidate(rule, [_either(search, [*found, combo])])
+                    outcome = _prove_all(whole, arity, max(5 * timeout, _CONFIRM_TIMEOUT))
+                    if outcome.proven:
+                        found.append(combo)
+                        covered |= _conjunction_mask(search, combo)
+                        progressed = True
+                        break
+                if outcome.counterexample is not None:
+                    search.add(outcome.counterexample)
+                    progressed = True
+                    break
+            if not progressed:
+                break
+    return tried, found
+
+
+def _conjunction_mask(search: _Search, combo: Sequence[int]) -> int:
+    """The sample points where every atom of ``combo`` holds."""
+    m = (1 << _SAMPLES) - 1
+    for i in combo:
+        m &= search.truth[i]
+    return m
+
+
 def _found(
-    rule: Rule, cand: Rule, search: _Search, combo: tuple[int, ...], *, tried: int, start: float
+    rule: Rule,
+    search: _Search,
+    combos: Sequence[tuple[int, ...]],
+    *,
+    tried: int,
+    start: float,
 ) -> Suggestion:
+    if len(combos) == 1:
+        [combo] = combos
+        cand = _candidate(rule, [search.atoms[i] for i in combo])
+        added = [search.atoms[i] for i in combo]
+        lets_through = search.lets_through(combo)
+    else:
+        either = _either(search, combos)
+        cand = _candidate(rule, [either])
+        added = [either]
+        # Every alternative blocks every counterexample: the first stands for them all.
+        lets_through = {either.text: search.cexes[0]} if search.cexes else {}
     # What is printed must be what was proven: parse the text back and compare.
     parsed = parse_rules(cand.text, rule.file)
     if len(parsed) != 1 or parsed[0].guard != cand.guard:
@@ -628,8 +777,8 @@ def _found(
         "found",
         guard=cand.guard,
         text=cand.text,
-        added=[search.atoms[i] for i in combo],
-        lets_through=search.lets_through(combo),
+        added=added,
+        lets_through=lets_through,
         counterexamples=search.cexes,
         candidates_tried=tried,
         seconds=time.perf_counter() - start,

@@ -246,7 +246,10 @@ def _all(args: argparse.Namespace, out: TextIO) -> int:
 
     source = "<stdin>" if args.file == "-" else args.file
     module = parse_hlo(_read(args.file), source)
+    failed = total = 0
     for record in analyse_module(module, fusions_only=args.fusions, **_options(args)):
+        total += 1
+        failed += record.error is not None
         if args.jsonl:
             out.write(json.dumps(record.to_json()) + "\n")
         else:
@@ -258,4 +261,9 @@ def _all(args: argparse.Namespace, out: TextIO) -> int:
                     out.write(f"output {k}\n")
                 out.write(format_indexing(list(per)))
         out.flush()  # a reader sees each computation as soon as it is done
+    if failed:
+        # The others were analysed and printed; the status still says some were not, as
+        # a batch run with bad lines does, so that a script cannot miss it.
+        print(f"quorem hlo: {failed} of {total} computations not analysed", file=sys.stderr)
+        return 1
     return 0
