@@ -57,7 +57,7 @@ from quorem.verify.termination import (
     termination_obligations,
 )
 
-__all__ = ["main", "verify_rules"]
+__all__ = ["main", "slowest_rules", "verify_rules"]
 
 EXIT_PROVEN: Final = 0
 EXIT_UNSOUND: Final = 1
@@ -114,6 +114,13 @@ def _parser() -> argparse.ArgumentParser:
         metavar="N",
         help="prove each equivalence and int64 obligation under Z3 seeds 0..N-1, each "
         "alone; a status that differs between seeds is seed-dependent (as unknown)",
+    )
+    p.add_argument(
+        "--slowest",
+        type=int,
+        metavar="N",
+        help="only the N rules whose cached proofs took longest (with --seeds: the proofs "
+        "most likely to depend on a seed); the cache must hold their times",
     )
     p.add_argument(
         "--suggest-guard",
@@ -633,10 +640,29 @@ def _write_smt2(folder: Path, rules: Sequence[Rule], wanted: Sequence[str], arit
     return EXIT_USAGE if failed else EXIT_PROVEN
 
 
+def slowest_rules(rules: Sequence[Rule], n: int, cache: ProofCache, arity: int) -> list[Rule]:
+    """The ``n`` rules of ``rules`` whose slowest cached equivalence or int64 proof took longest.
+
+    In rule order. Rules without a cached time are left out: CI runs the full proof
+    first, then the seed runs on these (the longest proofs are the ones nearest to a
+    timeout, so the likeliest to flip with Z3's seed).
+    """
+    times: dict[str, float] = {}
+    for rule in rules:
+        for ob in obligations_of(rule, arity):
+            hit = cache.lookup(cache_key(ob))
+            if hit is not None and isinstance(hit.get("seconds"), int | float):
+                times[rule.name] = max(times.get(rule.name, 0.0), float(hit["seconds"]))
+    keep = set(sorted(times, key=lambda name: -times[name])[:n])
+    return [r for r in rules if r.name in keep]
+
+
 def _usage_problem(args: argparse.Namespace) -> str:
     """What is wrong with the options, or an empty string."""
     if min(args.arity, args.jobs, args.seeds) < 1 or min(args.timeout, args.confirm_timeout) <= 0:
         return "--arity, --jobs, --seeds, --timeout and --confirm-timeout must be positive"
+    if args.slowest is not None and args.slowest < 1:
+        return "--slowest must be positive"
     if args.confirm:
         try:
             confirmer_version(args.confirm)
@@ -667,6 +693,18 @@ def _main(argv: Sequence[str] | None) -> int:
     if problem:
         print(f"quorem verify: error: {problem}", file=sys.stderr)
         return EXIT_USAGE
+    if args.slowest is not None:
+        if args.no_cache:
+            print("quorem verify: error: --slowest reads the times in the cache", file=sys.stderr)
+            return EXIT_USAGE
+        rules = slowest_rules(rules, args.slowest, ProofCache(), args.arity)
+        if not rules:
+            print(
+                "quorem verify: error: --slowest: the cache holds no proof times for these "
+                "rules (run quorem verify without --no-cache first)",
+                file=sys.stderr,
+            )
+            return EXIT_USAGE
     wanted = args.obligation or OBLIGATIONS_ALL
     if args.smt2 is not None:
         return _write_smt2(args.smt2, rules, wanted, args.arity)
