@@ -320,6 +320,27 @@ def test_a_seed_dependent_proof_is_unknown(
     assert run_verify([*argv, "--seeds", "2"], capsys)[0] == cli.EXIT_PROVEN
 
 
+def test_a_proof_of_another_strength_under_a_seed_is_still_a_proof(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """proven under seed 0, proven-int64 under seed 1: the verdict does not depend on it."""
+
+    def weaker(ob: Any, timeout: float, seed: int = 0) -> Any:
+        r = prove(ob, timeout, seed)
+        if seed == 1:
+            r.status = "proven-int64"
+        return r
+
+    monkeypatch.setattr(jobs, "prove", weaker)
+    monkeypatch.setattr(jobs, "_in_new_process", lambda fn, *args: fn(*args))
+    argv = ["--rule", "max-of-same", "--obligation", "equivalence", "--no-cache", "--json"]
+    code, out = run_verify([*argv, "--seeds", "2"], capsys)
+    assert code == cli.EXIT_PROVEN
+    (r,) = _results(out)
+    assert r["status"] == "proven"
+    assert [s["status"] for s in r["seeds"]] == ["proven", "proven-int64"]
+
+
 def test_seed_moves_every_solver_of_the_schedule(monkeypatch: pytest.MonkeyPatch) -> None:
     """Seed n runs the whole restart schedule with seeds of its own."""
     from quorem.verify import prove as prove_module

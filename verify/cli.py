@@ -330,7 +330,9 @@ def _outcome(r: dict[str, Any], checks: Checks) -> dict[str, Any]:
         first = {"seed": 0, **{k: r[k] for k in ("status", "method", "seconds")}}
         listed = [first] + [{"seed": int(k), **v} for k, v in sorted(runs.items(), key=_num)]
         out["seeds"] = listed
-        if len({run["status"] for run in listed}) > 1:
+        # The verdict must not depend on the seed; the method may (proven under one seed,
+        # proven-int64 under another are both proofs, as the exit status counts them).
+        if len({_verdict(run["status"]) for run in listed}) > 1:
             out["z3_status"] = r["status"]
             out["status"] = _SEED_DEPENDENT
             out["report"] = _seed_report(r, listed)
@@ -340,6 +342,11 @@ def _outcome(r: dict[str, Any], checks: Checks) -> dict[str, Any]:
         out["status"] = DISAGREE
         out["report"] = c.get("report", "")
     return out
+
+
+def _verdict(status: str) -> str:
+    """``proven`` for every proven status, else the status (unsound, unknown, ...)."""
+    return "proven" if status in PROVEN_STATUSES else status
 
 
 def _num(item: tuple[str, Any]) -> int:
