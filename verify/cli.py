@@ -47,6 +47,7 @@ from quorem.verify.prove import (
     PROVEN_STATUSES,
     Obligation,
     obligations_of,
+    verdict,
 )
 from quorem.verify.smtlib import UnsupportedTermError, file_name, obligation_script
 from quorem.verify.termination import (
@@ -332,7 +333,7 @@ def _outcome(r: dict[str, Any], checks: Checks) -> dict[str, Any]:
         out["seeds"] = listed
         # The verdict must not depend on the seed; the method may (proven under one seed,
         # proven-int64 under another are both proofs, as the exit status counts them).
-        if len({_verdict(run["status"]) for run in listed}) > 1:
+        if len({verdict(run["status"]) for run in listed}) > 1:
             out["z3_status"] = r["status"]
             out["status"] = _SEED_DEPENDENT
             out["report"] = _seed_report(r, listed)
@@ -342,11 +343,6 @@ def _outcome(r: dict[str, Any], checks: Checks) -> dict[str, Any]:
         out["status"] = DISAGREE
         out["report"] = c.get("report", "")
     return out
-
-
-def _verdict(status: str) -> str:
-    """``proven`` for every proven status, else the status (unsound, unknown, ...)."""
-    return "proven" if status in PROVEN_STATUSES else status
 
 
 def _num(item: tuple[str, Any]) -> int:

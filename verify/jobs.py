@@ -26,7 +26,14 @@ from quorem.verify import prove as prove_module
 from quorem.verify.confirm import confirm
 from quorem.verify.interrupt import ignore_interrupts
 from quorem.verify.intervals import IntervalProof, prove_interval
-from quorem.verify.prove import OBLIGATIONS, Obligation, ProofResult, prove, result_json
+from quorem.verify.prove import (
+    OBLIGATIONS,
+    Obligation,
+    ProofResult,
+    prove,
+    result_json,
+    verdict,
+)
 from quorem.verify.termination import NESTED_OBLIGATION, check_nested, check_termination
 
 __all__ = ["Checks", "Job", "extra_checks", "interval_job_result", "load_rules", "run_jobs"]
@@ -62,7 +69,7 @@ class Job:
     quorem.verify.prove). Kind ``interval``
     proves the transfer function ``name``; the rule fields are then unused.
 
-    After the proofs, the ``equivalence`` and ``int64`` results get their extra checks
+    After the proofs, the ``equivalence`` and ``int64`` results get the extra ``checks``
     (:func:`extra_checks`): Z3 seeds 1..``seeds - 1`` and the ``confirm`` solver. An
     entry of ``given`` (one per kind, or empty) is a result already known (cached),
     which is not proven again: only the checks it lacks are run.
@@ -73,9 +80,7 @@ class Job:
     semantics: str | None = None
     arity: int = 0
     timeout: float = 0.0
-    seeds: int = 1
-    confirm: str = ""
-    confirm_timeout: float = 0.0
+    checks: Checks = Checks()
     given: tuple[dict[str, Any] | None, ...] = ()
 
     @staticmethod
@@ -88,20 +93,9 @@ class Job:
         """The job proving ``obs``, obligations of one rule, semantics and arity."""
         ob = obs[0]
         sem = ob.semantics.value if ob.semantics is not None else None
-        c = checks or Checks()
         kinds = tuple(o.kind for o in obs)
         known = tuple(given) if any(g is not None for g in given) else ()
-        return Job(
-            kinds,
-            ob.rule.name,
-            sem,
-            ob.arity,
-            timeout,
-            c.seeds,
-            c.confirm,
-            c.confirm_timeout,
-            known,
-        )
+        return Job(kinds, ob.rule.name, sem, ob.arity, timeout, checks or Checks(), known)
 
     @property
     def cost(self) -> float:
@@ -224,14 +218,13 @@ def _run(job: Job, rules: dict[str, Rule]) -> list[dict[str, Any]]:
         out = _run_once(job, rules)
     if _undecided(out):
         out = _in_new_process(_run_once, job, {job.name: rules[job.name]})
-    if job.kinds == ("interval",) or (job.seeds <= 1 and not job.confirm):
+    if job.kinds == ("interval",) or (job.checks.seeds <= 1 and not job.checks.confirm):
         return out
     sem = Semantics(job.semantics) if job.semantics else None
-    checks = Checks(job.seeds, job.confirm, job.confirm_timeout)
     for kind, r in zip(job.kinds, out, strict=True):
         if kind in OBLIGATIONS:
             ob = Obligation(rules[job.name], sem, job.arity, kind)
-            extra_checks(ob, r, job.timeout, checks)
+            extra_checks(ob, r, job.timeout, job.checks)
     return out
 
 
@@ -240,7 +233,7 @@ def extra_checks(ob: Obligation, r: dict[str, Any], timeout: float, checks: Chec
 
     ``r["seeds"]``: for each seed 1..seeds-1, ``{"status", "method", "seconds"}`` of the
     proof under that seed, each run alone (a fresh Z3 context, nothing remembered from
-    the proofs before; a status other than seed 0's is run once more in a new process,
+    the proofs before; a verdict other than seed 0's is run once more in a new process,
     so that only the seed differs). ``r["confirmation"]``: the confirming solver's check
     (:func:`quorem.verify.confirm.confirm`) of the query that decided ``r``.
     """
@@ -251,7 +244,7 @@ def extra_checks(ob: Obligation, r: dict[str, Any], timeout: float, checks: Chec
                 continue
             _fresh_z3_context()
             again = result_json(prove(ob, timeout, seed))
-            if again["status"] != r["status"]:
+            if verdict(again["status"]) != verdict(r["status"]):
                 again = _in_new_process(_prove_json, ob, timeout, seed)
             seeds[str(seed)] = {k: again[k] for k in ("status", "method", "seconds")}
     if checks.confirm and "confirmation" not in r:

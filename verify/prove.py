@@ -42,6 +42,7 @@ __all__ = [
     "obligations_of",
     "prove",
     "replay_model",
+    "verdict",
 ]
 
 DEFAULT_ARITY: Final = 4
@@ -50,6 +51,11 @@ OBLIGATIONS: Final = ("equivalence", "int64")
 _PROVEN: Final = {"equivalence": "proven", "int64": "proven-int64"}
 # Statuses that count as proofs; ``proven-on-grid(...)`` is shown but is not one.
 PROVEN_STATUSES: Final = frozenset(_PROVEN.values())
+
+
+def verdict(status: str) -> str:
+    """``proven`` for every proven status (of any strength), else ``status`` itself."""
+    return "proven" if status in PROVEN_STATUSES else status
 
 
 @dataclasses.dataclass(frozen=True)
