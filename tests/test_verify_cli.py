@@ -254,6 +254,10 @@ def test_usage_errors_exit_2(capsys: pytest.CaptureFixture[str], tmp_path: Path)
     bad.write_text("rule r\n  doc: d\n  pattern: x // \n  rewrite: x\n")
     assert cli.main([str(bad)]) == 2
     assert "Traceback" not in capsys.readouterr().err
+    assert cli.main(["--suggest-guard", "--guard-candidates", "0"]) == 2
+    assert "--guard-candidates must be positive" in capsys.readouterr().err
+    assert cli.main(["--suggest-guard", "--guard-rlimit", "-1"]) == 2
+    assert "--guard-rlimit" in capsys.readouterr().err
 
 
 def test_missing_z3_exits_2(

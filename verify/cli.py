@@ -128,6 +128,23 @@ def _parser() -> argparse.ArgumentParser:
         action="store_true",
         help="for each rule not proven, search for the weakest guard that makes it proven",
     )
+    p.add_argument(
+        "--guard-candidates",
+        type=int,
+        metavar="N",
+        default=None,
+        help="with --suggest-guard: prove at most N candidate guards per rule (default "
+        "120); the search's budget is this count and --guard-rlimit, not time, so its "
+        "answer does not depend on the machine's load",
+    )
+    p.add_argument(
+        "--guard-rlimit",
+        type=int,
+        metavar="N",
+        default=None,
+        help="with --suggest-guard: Z3 resource limit per query (default 2e7, about 2 s "
+        "here); 0 for none (then only the wall-clock timeout bounds a query)",
+    )
     return p
 
 
@@ -542,10 +559,17 @@ def _line(r: dict[str, Any]) -> str:
 def _suggest(
     rules: Sequence[Rule], results: Sequence[dict[str, Any]], args: argparse.Namespace
 ) -> list[dict[str, Any]]:
-    from quorem.verify.guards import suggest_for_results, suggestion_json  # noqa: PLC0415
+    from quorem.verify.guards import (  # noqa: PLC0415
+        DEFAULT_MAX_CANDIDATES,
+        DEFAULT_QUERY_RLIMIT,
+        suggest_for_results,
+        suggestion_json,
+    )
 
+    candidates = DEFAULT_MAX_CANDIDATES if args.guard_candidates is None else args.guard_candidates
+    rlimit = DEFAULT_QUERY_RLIMIT if args.guard_rlimit is None else args.guard_rlimit or None
     found = suggest_for_results(
-        rules, results, arity=min(args.arity, 2), timeout=min(args.timeout, 2.0)
+        rules, results, arity=min(args.arity, 2), max_candidates=candidates, rlimit=rlimit
     )
     return [{**suggestion_json(s), "rendered": s.render()} for s in found]
 
@@ -666,6 +690,10 @@ def _usage_problem(args: argparse.Namespace) -> str:
         return "--arity, --jobs, --seeds, --timeout and --confirm-timeout must be positive"
     if args.slowest is not None and args.slowest < 1:
         return "--slowest must be positive"
+    if args.guard_candidates is not None and args.guard_candidates < 1:
+        return "--guard-candidates must be positive"
+    if args.guard_rlimit is not None and args.guard_rlimit < 0:
+        return "--guard-rlimit must be 0 (none) or positive"
     if args.confirm:
         try:
             confirmer_version(args.confirm)

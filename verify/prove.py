@@ -19,9 +19,11 @@ never counted as proven; so is a counterexample the engine does not reproduce.
 from __future__ import annotations
 
 import collections
+import contextlib
 import dataclasses
 import itertools
 import time
+from collections.abc import Iterator
 from typing import Any, Final
 
 import z3
@@ -124,8 +126,14 @@ def _query(enc: Encoding, kind: str) -> tuple[list[z3.BoolRef], z3.BoolRef]:
     return premises, z3.And(*enc.obligations, enc.lhs == enc.rhs)
 
 
-def _solver(timeout: float, strategy: str = "default", seed: int = 0) -> z3.Solver:
-    """A fresh solver of ``strategy`` with Z3's random seed ``seed``."""
+def _solver(
+    timeout: float, strategy: str = "default", seed: int = 0, rlimit: int | None = None
+) -> z3.Solver:
+    """A fresh solver of ``strategy`` with Z3's random seed ``seed``.
+
+    With ``rlimit``, each check is also bounded by Z3's resource count (a deterministic
+    budget: the same answer at any machine load); ``timeout`` stays a safety net.
+    """
     if strategy == "expand":
         # Substitute the variables equations define (a division's numerator is
         # d*q + r), then multiply products out into sums of monomials: the recombination
@@ -136,6 +144,8 @@ def _solver(timeout: float, strategy: str = "default", seed: int = 0) -> z3.Solv
         s = z3.Solver()
     s.set("timeout", max(1, int(timeout * 1000)))
     s.set("random_seed", seed)
+    if rlimit is not None:
+        s.set("rlimit", max(1, rlimit))
     return s
 
 
@@ -156,10 +166,13 @@ _SCHEDULE: Final = (
 _SEED_STRIDE: Final = 1000
 
 
-def _check(premises: list[z3.BoolRef], timeout: float, seed: int = 0) -> tuple[Any, z3.Solver]:
+def _check(
+    premises: list[z3.BoolRef], timeout: float, seed: int = 0, rlimit: int | None = None
+) -> tuple[Any, z3.Solver]:
     """Z3's answer on ``premises`` by the restart schedule above, and the deciding solver."""
     for strategy, step_seed, share in _SCHEDULE:
-        s = _solver(timeout * share, strategy, step_seed + seed * _SEED_STRIDE)
+        step_rlimit = None if rlimit is None else int(rlimit * share)
+        s = _solver(timeout * share, strategy, step_seed + seed * _SEED_STRIDE, step_rlimit)
         s.add(*premises)
         answer = s.check()
         if answer != z3.unknown:
@@ -177,12 +190,18 @@ def _model_values(model: z3.ModelRef, enc: Encoding) -> dict[str, int]:
     return values
 
 
-def _shrink(s: z3.Solver, enc: Encoding, timeout: float) -> z3.ModelRef | None:
-    """A model with all named values as small as possible (searching |v| <= 2^k)."""
+def _shrink(
+    s: z3.Solver, enc: Encoding, timeout: float, rlimit: int | None = None
+) -> z3.ModelRef | None:
+    """A model with all named values as small as possible (searching |v| <= 2^k).
+
+    With ``rlimit`` the search is bounded by Z3's resource count alone (each box gets
+    the solver's own per-check limit), so the model found does not depend on the load.
+    """
     names = _values_of(enc)
     deadline = time.monotonic() + timeout
     for k in (1, 2, 4, 8, 16, 64, 256, 4096, 2**20, 2**40, 2**64):
-        if time.monotonic() > deadline:
+        if rlimit is None and time.monotonic() > deadline:
             break
         s.push()
         s.add(*[z3.And(v >= -k, v <= k) for v in names])
@@ -222,7 +241,9 @@ def obligation_query(ob: Obligation, method: str = "") -> list[z3.BoolRef]:
     return _assertions(premises, extra, goal)
 
 
-def prove(ob: Obligation, timeout: float = DEFAULT_TIMEOUT, seed: int = 0) -> ProofResult:
+def prove(
+    ob: Obligation, timeout: float = DEFAULT_TIMEOUT, seed: int = 0, rlimit: int | None = None
+) -> ProofResult:
     """Discharge one obligation with Z3 and report the strongest result reached.
 
     A fixed portfolio, stopping at the first definite answer: the IntAux encoding over
@@ -234,10 +255,13 @@ def prove(ob: Obligation, timeout: float = DEFAULT_TIMEOUT, seed: int = 0) -> Pr
     step finds is replayed through the engine before it is reported ``unsound``.
 
     ``seed`` moves every Z3 random seed the portfolio uses (0: the default schedule).
+    ``rlimit`` bounds each query by Z3's resource count, shared out as ``timeout`` is:
+    the answer is then the same at any machine load (``timeout`` stays a safety net,
+    set it well above what ``rlimit`` takes). About 10**7 is a second's work here.
     """
     enc = encode_rule(ob.rule, ob.semantics, ob.arity, int64=ob.kind == "int64")
     premises, goal = _query(enc, ob.kind)
-    q = _Query(ob, enc, premises, goal, time.perf_counter(), seed)
+    q = _Query(ob, enc, premises, goal, time.perf_counter(), seed, rlimit)
     method = "IntAux" if ob.kind == "equivalence" else "IntAux64"
     r = q.attempt([], timeout, method, _PROVEN[ob.kind])
     if r.status != "unknown" or r.method in _VACUOUS:
@@ -272,6 +296,27 @@ def forget_witnesses() -> None:
     _WITNESSES.clear()
 
 
+@contextlib.contextmanager
+def private_z3_context() -> Iterator[None]:
+    """Run the body in a new Z3 main context, with no remembered models; restore both after.
+
+    Z3's answers (which model, sometimes whether ``unknown``) depend on what its context
+    has seen: a search run inside this does not depend on what ran before it in the
+    process (the models Z3 picks may still vary a little from run to run). Z3 objects
+    made outside stay valid (their context is put back); objects made inside must not
+    outlive it.
+    """
+    saved_ctx, saved = z3.z3._main_ctx, list(_WITNESSES)
+    z3.z3._main_ctx = None
+    _WITNESSES.clear()
+    try:
+        yield
+    finally:
+        z3.z3._main_ctx = saved_ctx
+        _WITNESSES.clear()
+        _WITNESSES.extend(saved)
+
+
 def _witnessed(premises: list[z3.BoolRef]) -> bool:
     """Whether a recent model satisfies every premise (completed with defaults)."""
     for model in _WITNESSES:
@@ -281,7 +326,11 @@ def _witnessed(premises: list[z3.BoolRef]) -> bool:
 
 
 def _satisfiable(
-    premises: list[z3.BoolRef], names: list[z3.ArithRef], timeout: float, seed: int = 0
+    premises: list[z3.BoolRef],
+    names: list[z3.ArithRef],
+    timeout: float,
+    seed: int = 0,
+    rlimit: int | None = None,
 ) -> Any:
     """Whether the premises have a model: Z3's answer, retried on small boxes if unknown.
 
@@ -290,11 +339,11 @@ def _satisfiable(
     """
     if _witnessed(premises):
         return z3.sat
-    answer, v = _check(premises, timeout, seed)
+    answer, v = _check(premises, timeout, seed, rlimit)
     for k in (8, 64, 4096):
         if answer != z3.unknown:
             break
-        v = _solver(timeout / 4, seed=seed * _SEED_STRIDE)
+        v = _solver(timeout / 4, seed=seed * _SEED_STRIDE, rlimit=_share(rlimit, 4))
         v.add(*premises, *[z3.And(x >= -k, x <= k) for x in names])
         answer = z3.sat if v.check() == z3.sat else z3.unknown
     if answer == z3.sat:
@@ -326,6 +375,11 @@ def _values_of(enc: Encoding) -> list[z3.ArithRef]:
     return out
 
 
+def _share(rlimit: int | None, parts: int) -> int | None:
+    """A ``parts``-th of a resource budget (None: unbounded stays unbounded)."""
+    return None if rlimit is None else max(1, rlimit // parts)
+
+
 # The grid a portfolio pins constants to, and how many constants it pins at most.
 _GRID: Final = (-3, -2, -1, 1, 2, 3, 4)
 _GRID_MAX_CONSTANTS: Final = 3
@@ -341,6 +395,7 @@ class _Query:
     goal: z3.BoolRef
     start: float
     seed: int = 0
+    rlimit: int | None = None
 
     def grid(self, timeout: float) -> ProofResult | None:
         """Every combination of the rule's constants on the grid; None if undecided."""
@@ -354,7 +409,7 @@ class _Query:
             return None
         for combo in itertools.product(_GRID, repeat=len(consts)):
             pins = [self.enc.symbols[n] == v for n, v in zip(consts, combo, strict=True)]
-            r = self.attempt(pins, timeout / 10, "grid", "proven")
+            r = self.attempt(pins, timeout / 10, "grid", "proven", _share(self.rlimit, 10))
             if r.status == "unsound":
                 return r
             if r.status == "unknown" and r.method not in _VACUOUS:
@@ -367,16 +422,22 @@ class _Query:
         return time.perf_counter() - self.start
 
     def attempt(
-        self, extra: list[z3.BoolRef], timeout: float, method: str, proven: str
+        self,
+        extra: list[z3.BoolRef],
+        timeout: float,
+        method: str,
+        proven: str,
+        rlimit: int | None = None,
     ) -> ProofResult:
         """One query with ``extra`` premises: ``proven``, a replayed counterexample, or unknown."""
         ob, enc = self.ob, self.enc
+        rlimit = self.rlimit if rlimit is None else rlimit
         premises = self.premises + extra
         # Fresh solvers per query: Z3's incremental mode is much weaker on these.
-        answer, s = _check(_assertions(self.premises, extra, self.goal), timeout, self.seed)
+        answer, s = _check(_assertions(self.premises, extra, self.goal), timeout, self.seed, rlimit)
         if answer == z3.unsat:
             # Vacuity: premises that can never hold would prove anything.
-            satisfiable = _satisfiable(premises, _values_of(enc), timeout, self.seed)
+            satisfiable = _satisfiable(premises, _values_of(enc), timeout, self.seed, rlimit)
             if satisfiable != z3.sat:
                 # Never counted as proven: a shipped rule that can never fire is a bug too.
                 never = satisfiable == z3.unsat
@@ -398,7 +459,7 @@ class _Query:
                 ob, "unknown", method, self.elapsed(), None, f"Z3 answered unknown ({why})"
             )
         model = s.model()
-        model = _shrink(s, enc, timeout) or model
+        model = _shrink(s, enc, timeout, rlimit) or model
         values, rep = replay_model(ob, _model_values(model, enc))
         constants = _constant_symbols(ob, enc)
         for _ in range(_MAX_BLOCKED_MODELS):
