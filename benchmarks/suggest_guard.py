@@ -1,7 +1,8 @@
 """How good is ``quorem verify --suggest-guard``? Measured on the guard mutants.
 
-Every shipped rule with a guard yields mutants with one guard conjunct dropped
-(:func:`quorem.verify.mutate.mutants`, kind ``guard``). For each, the guard search runs
+Every shipped rule with a guard -- the rewrite rules and the constraint-phase ones --
+yields mutants with one guard conjunct dropped (:func:`quorem.verify.mutate.mutants`,
+kind ``guard``). For each, the guard search runs
 on the mutant and the outcome is one of:
 
 * ``survived``: the mutant is already proven (the dropped conjunct was redundant); its
@@ -37,7 +38,7 @@ from pathlib import Path
 
 import z3
 from quorem.engine.rule import Binary, Call, Expr, Rule, Unary
-from quorem.engine.ruleset import default_ruleset
+from quorem.engine.ruleset import constraint_ruleset
 from quorem.verify.encode import INT64_MAX, INT64_MIN, encode_rule, has_sequence
 from quorem.verify.guards import (
     DEFAULT_MAX_CANDIDATES,
@@ -150,7 +151,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = p.parse_args(argv)
     work = [
         (m, r)
-        for r in default_ruleset().rules
+        for r in constraint_ruleset().rules
         if not args.rule or r.name in args.rule
         for m in mutants(r)
         if m.kind == "guard"
