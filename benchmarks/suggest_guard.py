@@ -1,7 +1,8 @@
 """How good is ``quorem verify --suggest-guard``? Measured on the guard mutants.
 
-Every shipped rule with a guard yields mutants with one guard conjunct dropped
-(:func:`quorem.verify.mutate.mutants`, kind ``guard``). For each, the guard search runs
+Every shipped rule with a guard -- the rewrite rules and the constraint-phase ones --
+yields mutants with one guard conjunct dropped (:func:`quorem.verify.mutate.mutants`,
+kind ``guard``). For each, the guard search runs
 on the mutant and the outcome is one of:
 
 * ``survived``: the mutant is already proven (the dropped conjunct was redundant); its
@@ -14,7 +15,11 @@ on the mutant and the outcome is one of:
 The score is (survived + found as-weak) / mutants: the share of mutants for which the
 search found a proven guard no stronger than the shipped one.
 
-Run ``python -m benchmarks.suggest_guard [--every N] [--time-limit S]``; ``--every N``
+The search's budget is deterministic (``--candidates`` per mutant, ``--rlimit`` Z3
+resources per query), so the score does not move with the machine's load; the
+wall-clock ``--time-limit`` is a safety net, and a mutant it stops says so in its note.
+
+Run ``python -m benchmarks.suggest_guard [--every N] [--candidates K]``; ``--every N``
 takes every N-th mutant, ``--sample N [--seed S]`` a uniform random sample of N (fixed
 seed: the same sample every time), for a shorter run; ``--rows FILE`` appends each row
 as it completes, ``--resume FILE`` reuses the rows of such a file (an interrupted run).
@@ -33,9 +38,14 @@ from pathlib import Path
 
 import z3
 from quorem.engine.rule import Binary, Call, Expr, Rule, Unary
-from quorem.engine.ruleset import default_ruleset
+from quorem.engine.ruleset import constraint_ruleset
 from quorem.verify.encode import INT64_MAX, INT64_MIN, encode_rule, has_sequence
-from quorem.verify.guards import suggest_guard
+from quorem.verify.guards import (
+    DEFAULT_MAX_CANDIDATES,
+    DEFAULT_QUERY_RLIMIT,
+    DEFAULT_TIME_LIMIT,
+    suggest_guard,
+)
 from quorem.verify.mutate import Mutant, conjuncts, mutants
 
 
@@ -85,9 +95,14 @@ def _implied_added(shipped: Rule, added: Expr, arity: int, timeout: float) -> bo
     return _implied(shipped, added, arity, timeout)
 
 
-def _measure(m: Mutant, shipped: Rule, time_limit: float) -> dict[str, object]:
+def _measure(m: Mutant, shipped: Rule, args: argparse.Namespace) -> dict[str, object]:
     start = time.perf_counter()
-    s = suggest_guard(m.rule, time_limit=time_limit)
+    s = suggest_guard(
+        m.rule,
+        max_candidates=args.candidates,
+        rlimit=args.rlimit or None,
+        time_limit=args.time_limit,
+    )
     row: dict[str, object] = {"rule": shipped.name, "mutant": m.description, "status": s.status}
     if s.status == "already-proven":
         row["verdict"] = "survived"
@@ -98,6 +113,7 @@ def _measure(m: Mutant, shipped: Rule, time_limit: float) -> dict[str, object]:
     else:
         row["verdict"] = "not-found"
         row["note"] = s.note
+    row["candidates"] = s.candidates_tried
     row["seconds"] = round(time.perf_counter() - start, 2)
     return row
 
@@ -112,13 +128,30 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument(
         "--resume", type=Path, help="reuse the rows in PATH (a --rows file) for their mutants"
     )
-    p.add_argument("--time-limit", type=float, default=20.0, help="seconds per mutant")
+    p.add_argument(
+        "--candidates",
+        type=int,
+        default=DEFAULT_MAX_CANDIDATES,
+        help="candidate guards proven per mutant at most (the deterministic budget)",
+    )
+    p.add_argument(
+        "--rlimit",
+        type=int,
+        default=DEFAULT_QUERY_RLIMIT,
+        help="Z3 resource limit per query (0: none, then time bounds each query)",
+    )
+    p.add_argument(
+        "--time-limit",
+        type=float,
+        default=DEFAULT_TIME_LIMIT,
+        help="wall-clock safety net per mutant, seconds (a search it stops says so)",
+    )
     p.add_argument("--rule", action="append", default=[], help="only the rule NAME")
     p.add_argument("--out", type=Path, help="write the rows as JSON to PATH")
     args = p.parse_args(argv)
     work = [
         (m, r)
-        for r in default_ruleset().rules
+        for r in constraint_ruleset().rules
         if not args.rule or r.name in args.rule
         for m in mutants(r)
         if m.kind == "guard"
@@ -136,7 +169,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     rows = []
     start = time.perf_counter()
     for m, r in work:
-        row = done.get((r.name, m.description)) or _measure(m, r, args.time_limit)
+        row = done.get((r.name, m.description)) or _measure(m, r, args)
         rows.append(row)
         print(json.dumps(row), file=sys.stderr, flush=True)
         if args.rows:

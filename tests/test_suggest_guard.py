@@ -17,6 +17,7 @@ from quorem.engine.rulefile import load_rule_files, parse_rules
 from quorem.engine.term import var
 from quorem.verify import cli
 from quorem.verify.guards import (
+    _sample_envs,
     candidate_atoms,
     rule_text_with_guard,
     suggest_guard,
@@ -188,3 +189,58 @@ def test_a_guard_no_conjunction_states_is_found_as_a_disjunction() -> None:
     for k, lo, hi in ((2, 1, 5), (-2, -5, -1)):
         env = {"K": k, "C": 0, "x": var("x", 0, 9), "y": var("y", 0, 9), "d": var("d", lo, hi)}
         assert evaluate_expr(s.guard, env, Semantics.FLOOR) is True, (k, render_expr(s.guard))
+
+
+def test_a_comparison_rewrite_offers_fits_int64_of_its_operands() -> None:
+    # `x // D <= C` -> `x <= C*D + D - 1`: the value to bound is the comparison's operand.
+    [rule] = parse_rules(
+        "rule cmp\n  doc: d\n  semantics: floor\n  pattern: x // D <= C\n"
+        "  guard: D > 0\n  rewrite: x <= C*D + D - 1\n"
+    )
+    texts = {a.text for a in candidate_atoms(rule)}
+    assert {"fits_int64(C * D)", "fits_int64(C * D + D)", "fits_int64(C * D + D - 1)"} <= texts
+
+
+def test_samples_satisfy_a_guard_that_defines_a_constant() -> None:
+    # `T == S * M1`: random small values almost never satisfy it; the sampler solves it.
+    [rule] = parse_rules(
+        "rule radix\n  doc: d\n  semantics: floor\n  pattern: (x // S) % M1 * T\n"
+        "  guard: T == S * M1 and S > 0\n  rewrite: (x // S) % M1 * T\n"
+    )
+    envs = _sample_envs(rule, 2, 200)
+    assert len(envs) >= 100
+    assert all(env["T"] == env["S"] * env["M1"] for env, _ in envs)  # type: ignore[operator]
+
+
+def test_the_budget_is_a_count_of_candidates_not_seconds() -> None:
+    # No guard of the grammar makes this true: the search ends exactly at its budget,
+    # however fast or slow the machine, and says which budget stopped it.
+    [rule] = parse_rules(
+        "rule wrong\n  doc: d\n  semantics: floor\n  pattern: x // N\n  rewrite: x + 1\n"
+    )
+    s = suggest_guard(rule, max_candidates=3, time_limit=600)
+    assert s.status == "not-found"
+    assert s.candidates_tried == 3
+    assert "3 candidates tried" in s.note
+
+
+def test_the_same_rule_gets_the_same_guard_twice() -> None:
+    # The budget is candidates and Z3 resources, not time: two runs find the same guard
+    # (the counterexamples on the way may differ: Z3 may pick other models).
+    [rule] = load_rule_files([Path(__file__).parent / "known_bugs/xla_nested_floordiv.rules"])
+    runs = [suggest_guard(rule, time_limit=600) for _ in range(2)]
+    assert runs[0].status == runs[1].status == "found"
+    assert [a.text for a in runs[0].added] == [a.text for a in runs[1].added]
+
+
+def test_a_tiny_resource_limit_proves_nothing() -> None:
+    # The guard search's per-query budget: Z3's resource count. At 1 unit a query is
+    # unknown -- never proven -- and at the default the same obligation is proven.
+    [rule] = parse_rules(
+        "rule fine\n  doc: d\n  semantics: floor\n  pattern: (x // B) // C\n"
+        "  guard: B > 0 and C > 0\n  rewrite: x // (B * C)\n"
+    )
+    [ob] = [ob for ob in obligations_of(rule, 2) if ob.kind == "equivalence"]
+    assert prove(ob, 60.0, rlimit=1).status in ("unknown", "proven-on-grid(B, C in -3..4 but 0)")
+    assert not prove(ob, 60.0, rlimit=1).ok
+    assert prove(ob, 60.0, rlimit=10**8).ok

@@ -19,8 +19,10 @@ import pytest
 
 z3 = pytest.importorskip("z3")
 
+from quorem.engine.ruleset import default_ruleset  # noqa: E402
 from quorem.verify import cli, digest, jobs  # noqa: E402
 from quorem.verify.cache import ProofCache  # noqa: E402
+from quorem.verify.prove import obligations_of  # noqa: E402
 from support import REPO, run_verify  # noqa: E402
 
 KNOWN_BUGS = REPO / "tests" / "known_bugs"
@@ -252,6 +254,10 @@ def test_usage_errors_exit_2(capsys: pytest.CaptureFixture[str], tmp_path: Path)
     bad.write_text("rule r\n  doc: d\n  pattern: x // \n  rewrite: x\n")
     assert cli.main([str(bad)]) == 2
     assert "Traceback" not in capsys.readouterr().err
+    assert cli.main(["--suggest-guard", "--guard-candidates", "0"]) == 2
+    assert "--guard-candidates must be positive" in capsys.readouterr().err
+    assert cli.main(["--suggest-guard", "--guard-rlimit", "-1"]) == 2
+    assert "--guard-rlimit" in capsys.readouterr().err
 
 
 def test_missing_z3_exits_2(
@@ -405,3 +411,27 @@ def test_a_cache_of_the_first_format_is_still_read(tmp_path: Path) -> None:
     assert cache.lookup("abc") == {"status": "proven"}
     cache.save()
     assert json.loads(path.read_text())["entries"] == {"abc": {"status": "proven"}}
+
+
+def test_slowest_picks_the_rules_with_the_longest_cached_proofs(
+    cache_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """CI's seed runs: --slowest N reads the times of the proofs the cache holds."""
+    names = ["div-by-one", "mod-by-unit", "nested-div"]
+    argv = [arg for n in names for arg in ("--rule", n)]
+    code, _ = run_verify([*argv, "--obligation", "equivalence"], capsys)
+    assert code == cli.EXIT_PROVEN
+    cache = ProofCache()
+    times = {
+        n: max(float(cache.get(ob)["seconds"]) for ob in obligations_of(r) if cache.get(ob))  # type: ignore[index]
+        for n in names
+        for r in [default_ruleset().rule(n)]
+    }
+    slowest = max(times, key=lambda n: times[n])
+    picked = cli.slowest_rules([default_ruleset().rule(n) for n in names], 1, cache, 2)
+    assert [r.name for r in picked] == [slowest]
+    code, out = run_verify([*argv, "--slowest", "1", "--seeds", "2", "--json"], capsys)
+    assert code == cli.EXIT_PROVEN
+    assert {r["name"] for r in json.loads(out)["rules"]} == {slowest}
+    # --no-cache has no times to read: a usage error, not a run of nothing.
+    assert cli.main(["--no-cache", "--slowest", "1"]) == cli.EXIT_USAGE

@@ -1,8 +1,10 @@
 """``quorem verify``: prove rule files sound, for people writing rules and for CI.
 
-Exit status, as every quorem command: 0 every obligation proven; 1 some rule unsound;
-2 usage or input errors (a bad rules file, say; ``quorem`` exits 2 too when Z3 is
-missing); 3 some obligation unknown (unless ``--allow-unknown``); 130 interrupted.
+Exit status, as every quorem command: 0 every obligation proven; 1 some rule unsound,
+or the confirming solver disagreeing with Z3 (``--confirm``); 2 usage or input errors
+(a bad rules file, say; ``quorem`` exits 2 too when Z3 is missing, and ``--confirm
+cvc5`` without cvc5); 3 some obligation unknown, or seed-dependent (``--seeds``; unless
+``--allow-unknown``); 130 interrupted.
 """
 
 from __future__ import annotations
@@ -24,10 +26,20 @@ from quorem.engine.cli_args import EXIT_BROKEN_PIPE, EXIT_INTERRUPTED, silence_s
 from quorem.engine.errors import QuoremError
 from quorem.engine.rule import Rule
 from quorem.verify.cache import ProofCache, cache_key
+from quorem.verify.confirm import (
+    CONFIRMERS,
+    DEFAULT_CONFIRM_TIMEOUT,
+    DISAGREE,
+    Z3_ONLY,
+    ConfirmerMissingError,
+    confirm_key,
+    confirmer_version,
+    expected_answer,
+)
 from quorem.verify.digest import code_digest
 from quorem.verify.interrupt import interruptible
 from quorem.verify.intervals import interval_obligations
-from quorem.verify.jobs import Job, load_rules, run_jobs
+from quorem.verify.jobs import Checks, Job, load_rules, run_jobs
 from quorem.verify.prove import (
     DEFAULT_ARITY,
     DEFAULT_TIMEOUT,
@@ -36,7 +48,9 @@ from quorem.verify.prove import (
     PROVEN_STATUSES,
     Obligation,
     obligations_of,
+    verdict,
 )
+from quorem.verify.smtlib import UnsupportedTermError, file_name, obligation_script
 from quorem.verify.termination import (
     NESTED_OBLIGATION,
     nested_obligations,
@@ -45,7 +59,7 @@ from quorem.verify.termination import (
     termination_obligations,
 )
 
-__all__ = ["main", "verify_rules"]
+__all__ = ["main", "slowest_rules", "verify_rules"]
 
 EXIT_PROVEN: Final = 0
 EXIT_UNSOUND: Final = 1
@@ -57,8 +71,9 @@ def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="quorem verify",
         description="Prove rules sound with Z3 (the shipped rules, or FILE.rules ...).",
-        epilog="Exit status: 0 all proven; 1 some rule unsound; 2 usage or input errors; "
-        "3 some obligation unknown (unless --allow-unknown); 130 interrupted.",
+        epilog="Exit status: 0 all proven; 1 some rule unsound, or --confirm's solver "
+        "disagreeing with Z3; 2 usage or input errors; 3 some obligation unknown or "
+        "seed-dependent (unless --allow-unknown); 130 interrupted.",
     )
     p.add_argument("files", nargs="*", help="rules files (default: the shipped rules)")
     p.add_argument("--rule", action="append", default=[], help="only the rule NAME (repeatable)")
@@ -83,9 +98,60 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--no-cache", action="store_true", help="prove everything again")
     p.add_argument("--allow-unknown", action="store_true", help="exit 0 despite unknowns")
     p.add_argument(
+        "--smt2",
+        type=Path,
+        metavar="DIR",
+        help="write each equivalence and int64 obligation's query to DIR as a standard "
+        "SMT-LIB 2.6 file, one per obligation, and exit (nothing is proven)",
+    )
+    p.add_argument(
+        "--confirm",
+        choices=CONFIRMERS,
+        help="check each query Z3 decides with this solver too (needs quorem[confirm])",
+    )
+    p.add_argument(
+        "--confirm-timeout",
+        type=float,
+        default=DEFAULT_CONFIRM_TIMEOUT,
+        metavar="S",
+        help="seconds the confirming solver gets per query",
+    )
+    p.add_argument(
+        "--seeds",
+        type=int,
+        default=1,
+        metavar="N",
+        help="prove each equivalence and int64 obligation under Z3 seeds 0..N-1, each "
+        "alone; a status that differs between seeds is seed-dependent (as unknown)",
+    )
+    p.add_argument(
+        "--slowest",
+        type=int,
+        metavar="N",
+        help="only the N rules whose cached proofs took longest (with --seeds: the proofs "
+        "most likely to depend on a seed); the cache must hold their times",
+    )
+    p.add_argument(
         "--suggest-guard",
         action="store_true",
         help="for each rule not proven, search for the weakest guard that makes it proven",
+    )
+    p.add_argument(
+        "--guard-candidates",
+        type=int,
+        metavar="N",
+        default=None,
+        help="with --suggest-guard: prove at most N candidate guards per rule (default "
+        "120); the search's budget is this count and --guard-rlimit, not time, so its "
+        "answer does not depend on the machine's load",
+    )
+    p.add_argument(
+        "--guard-rlimit",
+        type=int,
+        metavar="N",
+        default=None,
+        help="with --suggest-guard: Z3 resource limit per query (default 2e7, about 2 s "
+        "here); 0 for none (then only the wall-clock timeout bounds a query)",
     )
     return p
 
@@ -105,6 +171,7 @@ def verify_rules(
     cache: ProofCache | None = None,
     progress: Any = None,
     intervals: bool = False,
+    checks: Checks | None = None,
     encoding: str = "purify",
 ) -> list[dict[str, Any]]:
     """Prove the obligations of ``rules`` of ``kinds``; return their JSON results in order.
@@ -116,7 +183,15 @@ def verify_rules(
     soon as it is known: the cached ones first, then each job's as it finishes (in rule
     order with one job at a time). Definite results are cached in ``cache`` as they
     arrive, and it is saved on the way out, interrupted or not.
+
+    ``checks``: the equivalence and int64 results are also proven under more Z3 seeds
+    (a result's ``seeds``; status ``seed-dependent`` when they differ) and checked by a
+    confirming solver (its ``confirmation``; status ``disagree`` when it gives the
+    opposite answer), in the job that proves them. Their definite outcomes are cached
+    like proofs, each under a key of its own.
     """
+    checks = checks or Checks()
+    version = confirmer_version(checks.confirm) if checks.confirm else ""
     obs = [ob for r in rules for ob in obligations_of(r, arity, encoding) if ob.kind in kinds]
     if "termination" in kinds:
         # Constraint and lowering rules are applied by passes of their own, with a step
@@ -127,20 +202,18 @@ def verify_rules(
         obs += [ob for r in rules if not r.by_own_pass for ob in nested_obligations(r, arity)]
     digest = termination_digest() if cache is not None else ""
     keys = [_cache_key(ob, digest) for ob in obs]
-    results: list[dict[str, Any] | None] = []
+    results, given = _from_cache(obs, keys, cache, checks, version)
     # One job per rule instance (rule, semantics, arity); its results' indices.
     groups: dict[tuple[str, str | None, int, bool], list[int]] = {}
-    for ob, key in zip(obs, keys, strict=True):
-        hit = cache.lookup(key) if cache is not None else None
-        if hit is not None:
-            results.append({**hit, "file": ob.rule.file, "line": ob.rule.line, "cached": True})
-        else:
+    for i, ob in enumerate(obs):
+        if results[i] is None:
             sem = ob.semantics.value if ob.semantics else None
             instance = (ob.rule.name, sem, ob.arity, ob.kind in _TERMINATION_KINDS)
-            groups.setdefault(instance, []).append(len(results))
-            results.append(None)
+            groups.setdefault(instance, []).append(i)
     slots = list(groups.values())
-    work = [Job.of([obs[i] for i in slot], timeout) for slot in slots]
+    work = [
+        Job.of([obs[i] for i in slot], timeout, checks, [given[i] for i in slot]) for slot in slots
+    ]
     interval_hit = cache.lookup(_interval_key()) if cache and intervals else None
     first_interval = len(results)
     if interval_hit is not None:
@@ -156,17 +229,20 @@ def verify_rules(
                 progress(r)
 
     def on_result(j: int, rs: list[dict[str, Any]]) -> None:
-        for i, r in zip(slots[j], rs, strict=True):
-            results[i] = r
         if cache is not None:
             # Cached as they arrive, so an interrupted run keeps what it proved.
-            _remember(cache, [(obs[i], keys[i], results[i]) for i in slots[j] if i < len(obs)])
+            for i, r in zip(slots[j], rs, strict=True):
+                if i < len(obs):
+                    _remember(cache, obs[i], keys[i], r, checks=checks, version=version)
+        for i, r in zip(slots[j], rs, strict=True):
+            results[i] = _outcome(r, checks) if i < len(obs) else r
+        if cache is not None:
             if intervals and interval_hit is None:
                 _remember_intervals(cache, results[first_interval:])
             cache.save_if_due()
         if progress:
-            for r in rs:
-                progress(r)
+            for i in slots[j]:
+                progress(results[i])
 
     try:
         run_jobs(work, rules, files, jobs, on_result, in_order=False)
@@ -177,6 +253,9 @@ def verify_rules(
 
 
 _TERMINATION_KINDS: Final = ("termination", NESTED_OBLIGATION)
+_SEED_DEPENDENT: Final = "seed-dependent"
+# What a worker adds to a proof's result: cached under keys of their own.
+_CHECK_FIELDS: Final = ("seeds", "confirmation")
 
 
 def _cache_key(ob: Obligation, digest: str) -> str:
@@ -185,16 +264,144 @@ def _cache_key(ob: Obligation, digest: str) -> str:
     return cache_key(ob)
 
 
-def _remember(cache: ProofCache, done: Sequence[tuple[Obligation, str, Any]]) -> None:
-    """Cache definite results: proofs and confirmed counterexamples, never unknowns."""
-    for ob, key, r in done:
-        if r is None or r.get("cached"):
-            continue
-        entry = {k: v for k, v in r.items() if k not in ("file", "line")}
-        if ob.kind not in _TERMINATION_KINDS:
-            cache.put(ob, entry)  # keyed by cache_key(ob), as ``key`` is
-        elif entry.get("status") == "proven":
-            cache.store(key, entry)
+def _from_cache(
+    obs: Sequence[Obligation],
+    keys: Sequence[str],
+    cache: ProofCache | None,
+    checks: Checks,
+    version: str,
+) -> tuple[list[dict[str, Any] | None], list[dict[str, Any] | None]]:
+    """Per obligation, its result if the cache has all of it, else None.
+
+    And per obligation, the part the cache has when a check is still to run (the job
+    then runs only that check), else None.
+    """
+    results: list[dict[str, Any] | None] = []
+    given: list[dict[str, Any] | None] = []
+    for ob, key in zip(obs, keys, strict=True):
+        hit = cache.lookup(key) if cache is not None else None
+        known = None
+        if cache is not None and hit is not None:
+            known = {**hit, "file": ob.rule.file, "line": ob.rule.line, "cached": True}
+            if ob.kind in OBLIGATIONS:
+                _cached_checks(cache, key, known, checks, version)
+            if not _lacks_checks(ob, known, checks):
+                results.append(_outcome(known, checks))
+                given.append(None)
+                continue
+        results.append(None)
+        given.append(known)
+    return results, given
+
+
+def _seed_key(key: str, seed: int) -> str:
+    """The cache key of a proof under Z3 seed ``seed`` (``key``: the proof's own)."""
+    return f"seed:{seed}:{key}"
+
+
+def _confirm_key(key: str, r: dict[str, Any], checks: Checks, version: str) -> str | None:
+    expected = expected_answer(r)
+    if expected is None:
+        return None
+    return confirm_key(key, str(r["method"]), expected, checks.confirm, version)
+
+
+def _cached_checks(
+    cache: ProofCache, key: str, r: dict[str, Any], checks: Checks, version: str
+) -> None:
+    """Add to the cached result ``r`` its cached seed runs and confirmation."""
+    for seed in range(1, checks.seeds):
+        hit = cache.lookup(_seed_key(key, seed))
+        if hit is not None:
+            r.setdefault("seeds", {})[str(seed)] = {**hit, "cached": True}
+    ckey = _confirm_key(key, r, checks, version) if checks.confirm else None
+    hit = cache.lookup(ckey) if ckey else None
+    if hit is not None:
+        r["confirmation"] = {**hit, "cached": True}
+
+
+def _lacks_checks(ob: Obligation, r: dict[str, Any], checks: Checks) -> bool:
+    """Whether the cached result ``r`` still needs a seed run or a confirmation."""
+    if ob.kind not in OBLIGATIONS:
+        return False
+    seeds = r.get("seeds", {})
+    if any(str(seed) not in seeds for seed in range(1, checks.seeds)):
+        return True
+    return bool(checks.confirm) and expected_answer(r) is not None and "confirmation" not in r
+
+
+def _remember_checks(
+    cache: ProofCache, key: str, r: dict[str, Any], checks: Checks, version: str
+) -> None:
+    """Cache the definite seed runs and confirmations of ``r``, as proofs are cached."""
+    for seed, run in r.get("seeds", {}).items():
+        if not run.get("cached") and run["status"] in {*PROVEN_STATUSES, "unsound"}:
+            cache.store(_seed_key(key, int(seed)), run)
+    c = r.get("confirmation")
+    ckey = _confirm_key(key, r, checks, version) if c and checks.confirm else None
+    # Unknown (``z3 only``) is not cached: a longer limit may confirm it.
+    if c and ckey and not c.get("cached") and c["answer"] in ("sat", "unsat"):
+        cache.store(ckey, c)
+
+
+def _outcome(r: dict[str, Any], checks: Checks) -> dict[str, Any]:
+    """The result shown for ``r``, a result with its checks (seeds, a confirmation).
+
+    Z3's answers under every seed become the list ``seeds`` (seed 0 is ``r`` itself);
+    differing statuses make the status ``seed-dependent``, and a confirming solver's
+    opposite answer makes it ``disagree`` (Z3's own then in ``z3_status``).
+    """
+    out = dict(r)
+    runs = r.get("seeds")
+    if runs is not None and checks.seeds > 1:
+        first = {"seed": 0, **{k: r[k] for k in ("status", "method", "seconds")}}
+        listed = [first] + [{"seed": int(k), **v} for k, v in sorted(runs.items(), key=_num)]
+        out["seeds"] = listed
+        # The verdict must not depend on the seed; the method may (proven under one seed,
+        # proven-int64 under another are both proofs, as the exit status counts them).
+        if len({verdict(run["status"]) for run in listed}) > 1:
+            out["z3_status"] = r["status"]
+            out["status"] = _SEED_DEPENDENT
+            out["report"] = _seed_report(r, listed)
+    c = r.get("confirmation")
+    if c is not None and c["verdict"] == DISAGREE:
+        out["z3_status"] = r["status"]
+        out["status"] = DISAGREE
+        out["report"] = c.get("report", "")
+    return out
+
+
+def _num(item: tuple[str, Any]) -> int:
+    return int(item[0])
+
+
+def _seed_report(r: dict[str, Any], runs: Sequence[dict[str, Any]]) -> str:
+    head = f"{r['file']}:{r['line']}: rule {r['name']} "
+    head += f"({r['semantics']} {r['obligation']}): seed-dependent"
+    lines = [head, "  the status depends on Z3's random seed (each seed run alone):"]
+    lines += [
+        f"    seed {run['seed']}: {run['status']} ({run['method']}, {run['seconds']:.2f}s)"
+        for run in runs
+    ]
+    return "\n".join(lines)
+
+
+def _remember(
+    cache: ProofCache, ob: Obligation, key: str, r: dict[str, Any], *, checks: Checks, version: str
+) -> None:
+    """Cache a definite result (a proof, a confirmed counterexample; never an unknown).
+
+    And its definite checks, each under its own key (:func:`_remember_checks`).
+    """
+    if ob.kind in OBLIGATIONS:
+        _remember_checks(cache, key, r, checks, version)
+    if r.get("cached"):
+        return
+    entry = {k: v for k, v in r.items() if k not in ("file", "line", *_CHECK_FIELDS)}
+    if ob.kind not in _TERMINATION_KINDS:
+        cache.put(ob, entry)  # keyed by cache_key(ob), as ``key`` is
+    elif entry.get("status") == "proven":
+        cache.store(key, entry)
 
 
 def _remember_intervals(cache: ProofCache, results: Sequence[dict[str, Any] | None]) -> None:
@@ -211,14 +418,38 @@ def _interval_key() -> str:
     return f"interval:{code_digest()}:{z3.get_version_string()}"
 
 
-def _summary(results: Sequence[dict[str, Any]], seconds: float) -> dict[str, Any]:
-    return {
+_FAILED: Final = ("unsound", DISAGREE)
+
+
+def _summary(
+    results: Sequence[dict[str, Any]], seconds: float, checks: Checks | None = None
+) -> dict[str, Any]:
+    out: dict[str, Any] = {
         "proven": sum(r["status"] in PROVEN_STATUSES for r in results),
         "unsound": sum(r["status"] == "unsound" for r in results),
-        # unknown, vacuous, and proven-on-grid (weaker than a proof)
-        "unknown": sum(r["status"] not in {*PROVEN_STATUSES, "unsound"} for r in results),
+        # unknown, vacuous, seed-dependent and proven-on-grid (weaker than a proof)
+        "unknown": sum(r["status"] not in {*PROVEN_STATUSES, *_FAILED} for r in results),
         "seconds": round(seconds, 3),
     }
+    # The counts of the checks asked for only: a plain run's summary keeps its fields.
+    if checks is not None and checks.seeds > 1:
+        out["seed_dependent"] = sum(r["status"] == _SEED_DEPENDENT for r in results)
+    if checks is not None and checks.confirm:
+        out["disagree"] = sum(r["status"] == DISAGREE for r in results)
+        found = [r["confirmation"] for r in results if r.get("confirmation")]
+        verdicts = [c["verdict"] for c in found]
+        out["confirmation"] = {
+            "solver": checks.confirm,
+            **{v: verdicts.count(v) for v in (f"z3+{checks.confirm}", Z3_ONLY, DISAGREE)},
+            # Decided by Z3 but not by one query (on the grid, termination, intervals).
+            "not checked": sum(
+                r["status"] in {*PROVEN_STATUSES, "unsound"} and not r.get("confirmation")
+                for r in results
+            ),
+            "seconds": round(sum(c["seconds"] for c in found), 3),
+            "z3 seconds": round(sum(r["seconds"] for r in results if r.get("confirmation")), 3),
+        }
+    return out
 
 
 def _relative(file: str) -> str:
@@ -244,14 +475,15 @@ def _relative(file: str) -> str:
 
 
 def _write_junit(path: Path, results: Sequence[dict[str, Any]], seconds: float) -> None:
-    # Counted as the summary counts: anything neither proven nor unsound (unknown,
-    # vacuous, proven-on-grid) is an error, which fails CI as the exit status does.
-    undecided = [r for r in results if r["status"] not in {*PROVEN_STATUSES, "unsound"}]
+    # Counted as the summary counts: anything neither proven nor failed (unknown,
+    # vacuous, seed-dependent, proven-on-grid) is an error, which fails CI as the exit
+    # status does.
+    undecided = [r for r in results if r["status"] not in {*PROVEN_STATUSES, *_FAILED}]
     suite = ET.Element(
         "testsuite",
         name="quorem verify",
         tests=str(len(results)),
-        failures=str(sum(r["status"] == "unsound" for r in results)),
+        failures=str(sum(r["status"] in _FAILED for r in results)),
         errors=str(len(undecided)),
         time=f"{seconds:.3f}",
     )
@@ -263,8 +495,19 @@ def _write_junit(path: Path, results: Sequence[dict[str, Any]], seconds: float) 
             name=f"{r['name']} [{r['semantics']} {r['obligation']}]",
             time=str(r["seconds"]),
         )
-        if r["status"] == "unsound":
-            ET.SubElement(case, "failure", message="UNSOUND").text = r.get("report", "")
+        c = r.get("confirmation")
+        if c:
+            # The second solver's word on the obligation, as test case properties.
+            props = ET.SubElement(case, "properties")
+            for name, value in (
+                ("confirmation", c["verdict"]),
+                (f"{c['solver']} answer", c["answer"]),
+                (f"{c['solver']} seconds", str(c["seconds"])),
+            ):
+                ET.SubElement(props, "property", name=name, value=value)
+        if r["status"] in _FAILED:
+            message = r["status"].upper()
+            ET.SubElement(case, "failure", message=message).text = r.get("report", "")
         elif r["status"] not in PROVEN_STATUSES:
             why = f"{r['status']} ({r['method']})"
             ET.SubElement(case, "error", message=why).text = r.get("report", "") or why
@@ -298,21 +541,44 @@ class _Progress:
             print("\r\033[K", end="", flush=True)
 
 
+def _status_label(r: dict[str, Any]) -> str:
+    """``r``'s status as shown: ``proven (z3+cvc5)``, ``proven (z3 only)``, ``DISAGREE``."""
+    if r["status"] == DISAGREE:
+        return "DISAGREE"
+    c = r.get("confirmation")
+    if c and r["status"] in {*PROVEN_STATUSES, "unsound"}:
+        return f"{r['status']} ({c['verdict']})"
+    return str(r["status"])
+
+
 def _line(r: dict[str, Any]) -> str:
     cached = " (cached)" if r.get("cached") else ""
+    c = r.get("confirmation")
+    second = ""
+    if c:
+        why = f", {c['reason']}" if c.get("reason") else ""
+        second = f", {c['solver']} {c['answer']} {c['seconds']:.2f}s{why}"
+        second += " (cached)" if c.get("cached") else ""
     return (
-        f"{r['status']:<13} {r['name']} [{r['semantics']} {r['obligation']}] "
-        f"{r['method']} {r['seconds']:.2f}s{cached}"
+        f"{_status_label(r):<13} {r['name']} [{r['semantics']} {r['obligation']}] "
+        f"{r['method']} {r['seconds']:.2f}s{cached}{second}"
     )
 
 
 def _suggest(
     rules: Sequence[Rule], results: Sequence[dict[str, Any]], args: argparse.Namespace
 ) -> list[dict[str, Any]]:
-    from quorem.verify.guards import suggest_for_results, suggestion_json  # noqa: PLC0415
+    from quorem.verify.guards import (  # noqa: PLC0415
+        DEFAULT_MAX_CANDIDATES,
+        DEFAULT_QUERY_RLIMIT,
+        suggest_for_results,
+        suggestion_json,
+    )
 
+    candidates = DEFAULT_MAX_CANDIDATES if args.guard_candidates is None else args.guard_candidates
+    rlimit = DEFAULT_QUERY_RLIMIT if args.guard_rlimit is None else args.guard_rlimit or None
     found = suggest_for_results(
-        rules, results, arity=min(args.arity, 2), timeout=min(args.timeout, 2.0)
+        rules, results, arity=min(args.arity, 2), max_candidates=candidates, rlimit=rlimit
     )
     return [{**suggestion_json(s), "rendered": s.render()} for s in found]
 
@@ -337,6 +603,114 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_BROKEN_PIPE
 
 
+def _json(r: dict[str, Any]) -> dict[str, Any]:
+    """A result as ``--json`` writes it: no report text (the text output's), no cache flag."""
+    out = {k: v for k, v in r.items() if k not in ("report", "cached")}
+    if "confirmation" in out:
+        out["confirmation"] = {k: v for k, v in out["confirmation"].items() if k != "report"}
+    return out
+
+
+def _print_reports(results: Sequence[dict[str, Any]], summary: dict[str, Any]) -> None:
+    """The reports of the results not proven, and the summary lines."""
+    # Every result was printed as it arrived (_Progress); only the reports follow.
+    for r in results:
+        if r["status"] not in PROVEN_STATUSES and r.get("report"):
+            print("\n" + r["report"])
+    disagree = f"{summary['disagree']} DISAGREE, " if summary.get("disagree") else ""
+    print(
+        f"\n{summary['proven']} proven, {summary['unsound']} unsound, {disagree}"
+        f"{summary['unknown']} unknown, in {summary['seconds']:.1f} s"
+    )
+    if "confirmation" in summary:
+        print(_confirmation_line(summary["confirmation"]))
+
+
+def _confirmation_line(c: dict[str, Any]) -> str:
+    solver = c["solver"]
+    return (
+        f"{solver}: {c[f'z3+{solver}']} confirmed (z3+{solver}), {c[Z3_ONLY]} z3 only, "
+        f"{c[DISAGREE]} disagree, {c['not checked']} not checked; "
+        f"{solver} {c['seconds']:.1f} s for Z3's {c['z3 seconds']:.1f} s"
+    )
+
+
+# Obligations decided by more than one query, so not written by --smt2 (nor confirmed).
+_NOT_ONE_QUERY: Final = {
+    "termination": "one query per component of the measure, then the lexicographic order",
+    NESTED_OBLIGATION: "one query per component and per pairing of the nodes",
+    "interval": "one query per path of the symbolic execution",
+}
+
+
+def _write_smt2(folder: Path, rules: Sequence[Rule], wanted: Sequence[str], arity: int) -> int:
+    """``--smt2 DIR``: each equivalence and int64 obligation's first query, one file each."""
+    obs = [ob for r in rules for ob in obligations_of(r, arity) if ob.kind in wanted]
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        print(f"quorem verify: error: cannot write to {folder}: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    written: set[str] = set()
+    failed = 0
+    for ob in obs:
+        name = file_name(ob)
+        if name in written:  # two rules of one name (in two files)
+            name = f"{name.removesuffix('.smt2')}.{len(written)}.smt2"
+        try:
+            script = obligation_script(ob, location=f"{_relative(ob.rule.file)}:{ob.rule.line}")
+        except UnsupportedTermError as exc:
+            print(f"quorem verify: error: {ob.rule.location}: {exc}", file=sys.stderr)
+            failed += 1
+            continue
+        try:
+            (folder / name).write_text(script.text, encoding="utf-8")
+        except OSError as exc:
+            print(f"quorem verify: error: cannot write {folder / name}: {exc}", file=sys.stderr)
+            return EXIT_USAGE
+        written.add(name)
+    print(f"wrote {len(written)} SMT-LIB 2.6 files to {folder} (equivalence and int64)")
+    for kind, why in _NOT_ONE_QUERY.items():
+        if kind in wanted:
+            print(f"not written: {kind} obligations (decided by {why}, not one query)")
+    return EXIT_USAGE if failed else EXIT_PROVEN
+
+
+def slowest_rules(rules: Sequence[Rule], n: int, cache: ProofCache, arity: int) -> list[Rule]:
+    """The ``n`` rules of ``rules`` whose slowest cached equivalence or int64 proof took longest.
+
+    In rule order. Rules without a cached time are left out: CI runs the full proof
+    first, then the seed runs on these (the longest proofs are the ones nearest to a
+    timeout, so the likeliest to flip with Z3's seed).
+    """
+    times: dict[str, float] = {}
+    for rule in rules:
+        for ob in obligations_of(rule, arity):
+            hit = cache.lookup(cache_key(ob))
+            if hit is not None and isinstance(hit.get("seconds"), int | float):
+                times[rule.name] = max(times.get(rule.name, 0.0), float(hit["seconds"]))
+    keep = set(sorted(times, key=lambda name: -times[name])[:n])
+    return [r for r in rules if r.name in keep]
+
+
+def _usage_problem(args: argparse.Namespace) -> str:
+    """What is wrong with the options, or an empty string."""
+    if min(args.arity, args.jobs, args.seeds) < 1 or min(args.timeout, args.confirm_timeout) <= 0:
+        return "--arity, --jobs, --seeds, --timeout and --confirm-timeout must be positive"
+    if args.slowest is not None and args.slowest < 1:
+        return "--slowest must be positive"
+    if args.guard_candidates is not None and args.guard_candidates < 1:
+        return "--guard-candidates must be positive"
+    if args.guard_rlimit is not None and args.guard_rlimit < 0:
+        return "--guard-rlimit must be 0 (none) or positive"
+    if args.confirm:
+        try:
+            confirmer_version(args.confirm)
+        except ConfirmerMissingError as exc:
+            return str(exc)
+    return ""
+
+
 def _main(argv: Sequence[str] | None) -> int:
     parser = _parser()
     try:
@@ -355,15 +729,29 @@ def _main(argv: Sequence[str] | None) -> int:
             print(f"quorem verify: error: no rule named {', '.join(missing)}", file=sys.stderr)
             return EXIT_USAGE
         rules = [r for r in rules if r.name in args.rule]
-    if args.arity < 1 or args.jobs < 1 or args.timeout <= 0:
-        print(
-            "quorem verify: error: --arity, --jobs and --timeout must be positive", file=sys.stderr
-        )
+    problem = _usage_problem(args)
+    if problem:
+        print(f"quorem verify: error: {problem}", file=sys.stderr)
         return EXIT_USAGE
+    if args.slowest is not None:
+        if args.no_cache:
+            print("quorem verify: error: --slowest reads the times in the cache", file=sys.stderr)
+            return EXIT_USAGE
+        rules = slowest_rules(rules, args.slowest, ProofCache(), args.arity)
+        if not rules:
+            print(
+                "quorem verify: error: --slowest: the cache holds no proof times for these "
+                "rules (run quorem verify without --no-cache first)",
+                file=sys.stderr,
+            )
+            return EXIT_USAGE
+    wanted = args.obligation or OBLIGATIONS_ALL
+    if args.smt2 is not None:
+        return _write_smt2(args.smt2, rules, wanted, args.arity)
+    checks = Checks(args.seeds, args.confirm or "", args.confirm_timeout)
     cache = None if args.no_cache else ProofCache()
     show = None if args.json else _Progress(sys.stdout.isatty())
     start = time.perf_counter()
-    wanted = args.obligation or OBLIGATIONS_ALL
     results = verify_rules(
         rules,
         args.files,
@@ -378,34 +766,28 @@ def _main(argv: Sequence[str] | None) -> int:
         encoding=args.encoding,
         # The interval analysis belongs to the engine, not to a rules file.
         intervals=not args.files and not args.rule and "interval" in wanted,
+        checks=checks,
     )
     seconds = time.perf_counter() - start
     if show is not None:
         show.close()
-    summary = _summary(results, seconds)
+    summary = _summary(results, seconds, checks)
     # Guard synthesis (quorem.verify.guards) for the rules not proven; imported here so
     # that a plain run does not load it.
     suggestions = _suggest(rules, results, args) if args.suggest_guard else None
     if args.json:
-        out = [{k: v for k, v in r.items() if k not in ("report", "cached")} for r in results]
+        out = [_json(r) for r in results]
         extra = {} if suggestions is None else {"suggestions": suggestions}
         json.dump({"rules": out, "summary": summary, **extra}, sys.stdout)
         print()
     else:
-        # Every result was printed as it arrived (_Progress); only the reports follow.
-        for r in results:
-            if r["status"] not in PROVEN_STATUSES and r.get("report"):
-                print("\n" + r["report"])
-        print(
-            f"\n{summary['proven']} proven, {summary['unsound']} unsound, "
-            f"{summary['unknown']} unknown, in {summary['seconds']:.1f} s"
-        )
+        _print_reports(results, summary)
     if args.junit:
         _write_junit(args.junit, results, seconds)
     if suggestions is not None and not args.json:
         for s in suggestions:
             print("\n" + str(s["rendered"]))
-    if summary["unsound"]:
+    if summary["unsound"] or summary.get("disagree"):
         return EXIT_UNSOUND
     if summary["unknown"] and not args.allow_unknown:
         return EXIT_UNKNOWN

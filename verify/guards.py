@@ -65,7 +65,13 @@ from quorem.engine.rule import (
 from quorem.engine.rulefile import parse_rules
 from quorem.engine.term import Term, var
 from quorem.verify.mutate import conjuncts, render_expr, render_pattern, walk_tree
-from quorem.verify.prove import Obligation, ProofResult, obligations_of, prove
+from quorem.verify.prove import (
+    Obligation,
+    ProofResult,
+    obligations_of,
+    private_z3_context,
+    prove,
+)
 from quorem.verify.replay import _bindings
 
 __all__ = [
@@ -79,10 +85,16 @@ __all__ = [
     "suggestion_json",
 ]
 
-DEFAULT_TIME_LIMIT: Final = 30.0
-DEFAULT_QUERY_TIMEOUT: Final = 2.0
+# The search's budget is deterministic -- candidates tried, and Z3's resource count per
+# query -- so that its answer does not depend on the machine's load. The wall-clock
+# limits are safety nets only: a search that reaches one says so.
+DEFAULT_MAX_CANDIDATES: Final = 120
+DEFAULT_QUERY_RLIMIT: Final = 2 * 10**7
+DEFAULT_TIME_LIMIT: Final = 300.0
+DEFAULT_QUERY_TIMEOUT: Final = 10.0
 DEFAULT_MAX_ATOMS: Final = 3
-_CONFIRM_TIMEOUT: Final = 10.0
+# A proven candidate is proven again with this many times the budget before it is kept.
+_CONFIRM_FACTOR: Final = 5
 # Sample points for the weakness order, and the range of their values.
 _SAMPLES: Final = 400
 _SPAN: Final = 9
@@ -334,7 +346,12 @@ def _compound_parts(e: Expr) -> Iterator[Expr]:
         yield from _compound_parts(e.left)
         yield from _compound_parts(e.right)
         yield e
-    elif isinstance(e, Unary) and e.op == "-":
+    elif isinstance(e, Binary):
+        # A comparison or junction is no value to bound; its operands are
+        # (``x <= C*D + D - 1``: the shipped guard is ``fits_int64(C*D + D - 1)``).
+        yield from _compound_parts(e.left)
+        yield from _compound_parts(e.right)
+    elif isinstance(e, Unary):
         yield from _compound_parts(e.operand)
     elif isinstance(e, Call) and e.func not in AGGREGATES and e.func not in ("vmin", "vmax"):
         for a in e.args:
@@ -392,12 +409,38 @@ def _sample_envs(
                 env[name] = [rng.randint(-_SPAN, _SPAN) or 1 for _ in range(arity)]
             else:
                 env[name] = [_sample_var(rng, f"{name}_{k + 1}") for k in range(arity)]
+        _solve_equations(rule, env, sem)
         if not _with_lets(rule, env, sem):
             continue
         if rule.guard is not None and not _holds(rule.guard, env, sem):
             continue
         out.append((env, sem))
     return out
+
+
+def _solve_equations(rule: Rule, env: dict[str, Binding], sem: Semantics | None) -> None:
+    """Set each constant the guard defines (``T == S * M1``) from the values drawn.
+
+    Random small values satisfy such an equation about once in a hundred draws, which
+    left a recombination rule a handful of sample points, too few to order its
+    candidates by weakness or to widen them.
+    """
+    if rule.guard is None:
+        return
+    for c in conjuncts(rule.guard):
+        if not (isinstance(c, Binary) and c.op == "=="):
+            continue
+        for name, e in ((c.left, c.right), (c.right, c.left)):
+            if isinstance(name, Name) and name.kind is NameKind.CONST:
+                if name.name in expr_names(e):
+                    continue
+                try:
+                    value = evaluate_expr(e, env, sem)
+                except (Undetermined, QuoremError, ArithmeticError, KeyError, TypeError):
+                    continue
+                if isinstance(value, int) and not isinstance(value, bool):
+                    env[name.name] = value
+                    break
 
 
 def _sample_var(rng: random.Random, name: str) -> Term:
@@ -463,12 +506,25 @@ class _Outcome:
     why: str
 
 
-def _prove_all(rule: Rule, arity: int, timeout: float) -> _Outcome:
+@dataclasses.dataclass(frozen=True)
+class _Budget:
+    """What one Z3 query may spend: Z3 resources (deterministic) and seconds (safety)."""
+
+    timeout: float
+    rlimit: int | None
+
+    def confirming(self) -> _Budget:
+        """The larger budget a proven candidate is proven again with."""
+        rlimit = None if self.rlimit is None else self.rlimit * _CONFIRM_FACTOR
+        return _Budget(self.timeout * _CONFIRM_FACTOR, rlimit)
+
+
+def _prove_all(rule: Rule, arity: int, budget: _Budget) -> _Outcome:
     """Prove every obligation of ``rule`` (equivalence ones first); stop at the first failure."""
     obs = sorted(obligations_of(rule, arity), key=lambda ob: ob.kind != "equivalence")
     for ob in obs:
         try:
-            r = prove(ob, timeout)
+            r = prove(ob, budget.timeout, rlimit=budget.rlimit)
         except Exception as exc:  # a candidate the encoder rejects is not a proof
             return _Outcome(False, None, f"{ob.label}: {type(exc).__name__}: {exc}")
         if r.ok:
@@ -565,6 +621,8 @@ def suggest_guard(
     rule: Rule,
     *,
     arity: int = 2,
+    max_candidates: int = DEFAULT_MAX_CANDIDATES,
+    rlimit: int | None = DEFAULT_QUERY_RLIMIT,
     timeout: float = DEFAULT_QUERY_TIMEOUT,
     time_limit: float = DEFAULT_TIME_LIMIT,
     max_atoms: int = DEFAULT_MAX_ATOMS,
@@ -572,12 +630,38 @@ def suggest_guard(
 ) -> Suggestion:
     """Search for the weakest guard (the existing one ``and`` atoms) that makes ``rule`` proven.
 
-    ``timeout`` bounds each Z3 query, ``time_limit`` the whole search (it stops between
-    candidates), ``max_atoms`` the atoms added. The returned suggestion's rule text
-    parses back to the rule that was proven (checked).
+    The budget is deterministic, so the same rule gets the same answer at any machine
+    load: ``max_candidates`` candidate guards are proven at most, each Z3 query with
+    ``rlimit`` resources (None: unbounded, ``timeout`` alone bounds it). ``timeout``
+    (seconds per query) and ``time_limit`` (the whole search, checked between
+    candidates) are safety nets; a search stopped by one says so in its note.
+    ``max_atoms`` bounds the atoms added. The returned suggestion's rule text parses
+    back to the rule that was proven (checked).
     """
+    with private_z3_context():
+        return _search_guard(
+            rule,
+            arity=arity,
+            max_candidates=max_candidates,
+            budget=_Budget(timeout, rlimit),
+            time_limit=time_limit,
+            max_atoms=max_atoms,
+            progress=progress,
+        )
+
+
+def _search_guard(
+    rule: Rule,
+    *,
+    arity: int,
+    max_candidates: int,
+    budget: _Budget,
+    time_limit: float,
+    max_atoms: int,
+    progress: Callable[[str], None] | None,
+) -> Suggestion:
     start = time.perf_counter()
-    first = _prove_all(rule, arity, timeout)
+    first = _prove_all(rule, arity, budget)
     if first.proven:
         return Suggestion(rule, "already-proven", seconds=time.perf_counter() - start)
     search = _Search(rule, arity)
@@ -592,27 +676,31 @@ def suggest_guard(
                 break
             progressed = False
             for combo in combos:
+                if tried >= max_candidates:
+                    note = f"{max_candidates} candidates tried (--candidates)"
+                    return _give_up(rule, search, tried, start, note)
                 if time.perf_counter() - start > time_limit:
-                    return _give_up(rule, search, tried, start, "time limit reached")
+                    note = f"wall-clock safety limit of {time_limit:g} s reached"
+                    return _give_up(rule, search, tried, start, note)
                 search.tried.add(combo)
                 tried += 1
                 atoms = [search.atoms[i] for i in combo]
                 cand = _candidate(rule, atoms)
                 if progress:
                     progress(f"trying {render_expr(cand.guard) if cand.guard else ''}")
-                outcome = _prove_all(cand, arity, timeout)
+                outcome = _prove_all(cand, arity, budget)
                 if outcome.proven:
-                    # Confirmed with a longer timeout before it is reported: the int64
+                    # Confirmed with a larger budget before it is reported: the int64
                     # prover answered proven-int64 at 2 s and unsound (an overflow the
                     # engine confirms) at 10 s for the same rule (the known_bugs test).
-                    outcome = _prove_all(cand, arity, max(5 * timeout, _CONFIRM_TIMEOUT))
+                    outcome = _prove_all(cand, arity, budget.confirming())
                 if outcome.proven:
                     tried, combos_found = _widen(
                         rule,
                         search,
                         combo,
                         arity=arity,
-                        timeout=timeout,
+                        budget=budget,
                         tried=tried,
                         deadline=start + time_limit,
                     )
@@ -656,14 +744,14 @@ def _widen(
     first: tuple[int, ...],
     *,
     arity: int,
-    timeout: float,
+    budget: _Budget,
     tried: int,
     deadline: float,
 ) -> tuple[int, list[tuple[int, ...]]]:
     """Weaken the proven conjunction ``first`` by disjoining other proven conjunctions.
 
     A disjunction of proven guards is proven (the rule is sound wherever either holds), so
-    the search goes on, within ``deadline`` and :data:`_WIDEN_TRIES` candidates, for
+    the search goes on, within :data:`_WIDEN_TRIES` candidates (and ``deadline``), for
     conjunctions true at sample points where the guards found so far are false -- most
     new points first. A dropped conjunct such as ``C > 0 and vmin(x) > 0 or C < 0 and
     vmax(x) < 0`` is out of reach of one conjunction; so is a shipped guard incomparable
@@ -692,10 +780,10 @@ def _widen(
                 tried += 1
                 attempts += 1
                 cand = _candidate(rule, [search.atoms[i] for i in combo])
-                outcome = _prove_all(cand, arity, timeout)
+                outcome = _prove_all(cand, arity, budget)
                 if outcome.proven:
                     whole = _candidate(rule, [_either(search, [*found, combo])])
-                    outcome = _prove_all(whole, arity, max(5 * timeout, _CONFIRM_TIMEOUT))
+                    outcome = _prove_all(whole, arity, budget.confirming())
                     if outcome.proven:
                         found.append(combo)
                         covered |= _conjunction_mask(search, combo)
@@ -759,6 +847,8 @@ def suggest_for_results(
     results: Sequence[dict[str, object]],
     *,
     arity: int = 2,
+    max_candidates: int = DEFAULT_MAX_CANDIDATES,
+    rlimit: int | None = DEFAULT_QUERY_RLIMIT,
     timeout: float = DEFAULT_QUERY_TIMEOUT,
     time_limit: float = DEFAULT_TIME_LIMIT,
 ) -> list[Suggestion]:
@@ -774,7 +864,14 @@ def suggest_for_results(
         and r.get("status") not in ("proven", "proven-int64")
     }
     return [
-        suggest_guard(rule, arity=arity, timeout=timeout, time_limit=time_limit)
+        suggest_guard(
+            rule,
+            arity=arity,
+            max_candidates=max_candidates,
+            rlimit=rlimit,
+            timeout=timeout,
+            time_limit=time_limit,
+        )
         for rule in rules
         if rule.name in failed
     ]

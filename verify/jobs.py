@@ -14,7 +14,7 @@ import dataclasses
 import multiprocessing
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor, as_completed
-from typing import Any, Final
+from typing import Any, Final, TypeVar
 
 import z3
 from quorem.engine import interval
@@ -23,16 +23,40 @@ from quorem.engine.rule import Rule
 from quorem.engine.rulefile import load_rule_files
 from quorem.rules import constraint_rule_files, lowering_rule_files, rule_files
 from quorem.verify import prove as prove_module
+from quorem.verify.confirm import confirm
 from quorem.verify.interrupt import ignore_interrupts
 from quorem.verify.intervals import IntervalProof, prove_interval
-from quorem.verify.prove import Obligation, ProofResult, prove, result_json
+from quorem.verify.prove import (
+    OBLIGATIONS,
+    Obligation,
+    ProofResult,
+    prove,
+    result_json,
+    verdict,
+)
 from quorem.verify.termination import NESTED_OBLIGATION, check_nested, check_termination
 
-__all__ = ["Job", "interval_job_result", "load_rules", "run_jobs"]
+__all__ = ["Checks", "Job", "extra_checks", "interval_job_result", "load_rules", "run_jobs"]
+
+_T = TypeVar("_T")
 
 # Interval proofs explore dozens of paths each (seconds); a rule's obligation grows
 # with the arity of its sum(K*t). Only the order matters, not the scale.
 _INTERVAL_COST: Final = 100.0
+
+
+@dataclasses.dataclass(frozen=True)
+class Checks:
+    """The checks of a proof beyond Z3's first answer (``quorem verify`` options).
+
+    ``seeds``: the obligation is proven under Z3 seeds 0..seeds-1 (1: seed 0 only);
+    ``confirm``: the solver that checks each decided query again (empty: none), with
+    its own time limit ``confirm_timeout``.
+    """
+
+    seeds: int = 1
+    confirm: str = ""
+    confirm_timeout: float = 0.0
 
 
 @dataclasses.dataclass(frozen=True)
@@ -44,6 +68,11 @@ class Job:
     int64 obligations share their premises, and so the model showing them satisfiable:
     quorem.verify.prove). Kind ``interval``
     proves the transfer function ``name``; the rule fields are then unused.
+
+    After the proofs, the ``equivalence`` and ``int64`` results get the extra ``checks``
+    (:func:`extra_checks`): Z3 seeds 1..``seeds - 1`` and the ``confirm`` solver. An
+    entry of ``given`` (one per kind, or empty) is a result already known (cached),
+    which is not proven again: only the checks it lacks are run.
     """
 
     kinds: tuple[str, ...]
@@ -51,15 +80,25 @@ class Job:
     semantics: str | None = None
     arity: int = 0
     timeout: float = 0.0
+    checks: Checks = Checks()
+    given: tuple[dict[str, Any] | None, ...] = ()
     encoding: str = "purify"
 
     @staticmethod
-    def of(obs: Sequence[Obligation], timeout: float) -> Job:
+    def of(
+        obs: Sequence[Obligation],
+        timeout: float,
+        checks: Checks | None = None,
+        given: Sequence[dict[str, Any] | None] = (),
+    ) -> Job:
         """The job proving ``obs``, obligations of one rule, semantics and arity."""
         ob = obs[0]
         sem = ob.semantics.value if ob.semantics is not None else None
         kinds = tuple(o.kind for o in obs)
-        return Job(kinds, ob.rule.name, sem, ob.arity, timeout, ob.encoding)
+        known = tuple(given) if any(g is not None for g in given) else ()
+        return Job(
+            kinds, ob.rule.name, sem, ob.arity, timeout, checks or Checks(), known, ob.encoding
+        )
 
     @property
     def cost(self) -> float:
@@ -123,7 +162,11 @@ def _run_once(job: Job, rules: dict[str, Rule]) -> list[dict[str, Any]]:
         return [interval_job_result(prove_interval(job.name))]
     sem = Semantics(job.semantics) if job.semantics else None
     out = []
-    for kind in job.kinds:
+    for i, kind in enumerate(job.kinds):
+        known = job.given[i] if job.given else None
+        if known is not None:
+            out.append(dict(known))
+            continue
         ob = Obligation(rules[job.name], sem, job.arity, kind, job.encoding)
         if kind == "termination":
             r = check_termination(ob, job.timeout)
@@ -177,16 +220,52 @@ def _run(job: Job, rules: dict[str, Rule]) -> list[dict[str, Any]]:
         _fresh_z3_context()
         out = _run_once(job, rules)
     if _undecided(out):
-        out = _run_in_new_process(job, rules[job.name])
+        out = _in_new_process(_run_once, job, {job.name: rules[job.name]})
+    if job.kinds == ("interval",) or (job.checks.seeds <= 1 and not job.checks.confirm):
+        return out
+    sem = Semantics(job.semantics) if job.semantics else None
+    for kind, r in zip(job.kinds, out, strict=True):
+        if kind in OBLIGATIONS:
+            ob = Obligation(rules[job.name], sem, job.arity, kind, job.encoding)
+            extra_checks(ob, r, job.timeout, job.checks)
     return out
 
 
-def _run_in_new_process(job: Job, rule: Rule) -> list[dict[str, Any]]:
-    """``_run_once`` of ``job`` in a new Python process (spawned: nothing inherited)."""
+def extra_checks(ob: Obligation, r: dict[str, Any], timeout: float, checks: Checks) -> None:
+    """Add to ``r`` (``ob``'s result, Z3 seed 0) what ``checks`` asks and it lacks.
+
+    ``r["seeds"]``: for each seed 1..seeds-1, ``{"status", "method", "seconds"}`` of the
+    proof under that seed, each run alone (a fresh Z3 context, nothing remembered from
+    the proofs before; a verdict other than seed 0's is run once more in a new process,
+    so that only the seed differs). ``r["confirmation"]``: the confirming solver's check
+    (:func:`quorem.verify.confirm.confirm`) of the query that decided ``r``.
+    """
+    if checks.seeds > 1:
+        seeds = r.setdefault("seeds", {})
+        for seed in range(1, checks.seeds):
+            if str(seed) in seeds:
+                continue
+            _fresh_z3_context()
+            again = result_json(prove(ob, timeout, seed))
+            if verdict(again["status"]) != verdict(r["status"]):
+                again = _in_new_process(_prove_json, ob, timeout, seed)
+            seeds[str(seed)] = {k: again[k] for k in ("status", "method", "seconds")}
+    if checks.confirm and "confirmation" not in r:
+        found = confirm(ob, r, checks.confirm, checks.confirm_timeout)
+        if found is not None:
+            r["confirmation"] = found
+
+
+def _prove_json(ob: Obligation, timeout: float, seed: int) -> dict[str, Any]:
+    return result_json(prove(ob, timeout, seed))
+
+
+def _in_new_process(fn: Callable[..., _T], *args: Any) -> _T:
+    """``fn(*args)`` in a new Python process (spawned: nothing inherited from this one)."""
     context = multiprocessing.get_context("spawn")
     pool = ProcessPoolExecutor(max_workers=1, mp_context=context, initializer=ignore_interrupts)
     try:
-        out = pool.submit(_run_once, job, {job.name: rule}).result()
+        out = pool.submit(fn, *args).result()
     except BaseException:
         _stop(pool)
         raise

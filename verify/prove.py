@@ -19,9 +19,11 @@ never counted as proven; so is a counterexample the engine does not reproduce.
 from __future__ import annotations
 
 import collections
+import contextlib
 import dataclasses
 import itertools
 import time
+from collections.abc import Iterator
 from typing import Any, Final
 
 import z3
@@ -39,8 +41,12 @@ __all__ = [
     "PROVEN_STATUSES",
     "Obligation",
     "ProofResult",
+    "counterexample_report",
+    "obligation_query",
     "obligations_of",
     "prove",
+    "replay_model",
+    "verdict",
 ]
 
 DEFAULT_ARITY: Final = 4
@@ -59,6 +65,11 @@ ENCODINGS: Final = ("purify", "native", "native-split")
 _PROVEN: Final = {"equivalence": "proven", "int64": "proven-int64"}
 # Statuses that count as proofs; ``proven-on-grid(...)`` is shown but is not one.
 PROVEN_STATUSES: Final = frozenset(_PROVEN.values())
+
+
+def verdict(status: str) -> str:
+    """``proven`` for every proven status (of any strength), else ``status`` itself."""
+    return "proven" if status in PROVEN_STATUSES else status
 
 
 @dataclasses.dataclass(frozen=True)
@@ -130,7 +141,14 @@ def _query(enc: Encoding, kind: str) -> tuple[list[z3.BoolRef], z3.BoolRef]:
     return premises, z3.And(*enc.obligations, enc.lhs == enc.rhs)
 
 
-def _solver(timeout: float, strategy: str = "default", seed: int = 0) -> z3.Solver:
+def _solver(
+    timeout: float, strategy: str = "default", seed: int = 0, rlimit: int | None = None
+) -> z3.Solver:
+    """A fresh solver of ``strategy`` with Z3's random seed ``seed``.
+
+    With ``rlimit``, each check is also bounded by Z3's resource count (a deterministic
+    budget: the same answer at any machine load); ``timeout`` stays a safety net.
+    """
     if strategy == "expand":
         # Substitute the variables equations define (a division's numerator is
         # d*q + r), then multiply products out into sums of monomials: the recombination
@@ -141,6 +159,8 @@ def _solver(timeout: float, strategy: str = "default", seed: int = 0) -> z3.Solv
         s = z3.Solver()
     s.set("timeout", max(1, int(timeout * 1000)))
     s.set("random_seed", seed)
+    if rlimit is not None:
+        s.set("rlimit", max(1, rlimit))
     return s
 
 
@@ -156,12 +176,18 @@ _SCHEDULE: Final = (
     ("expand", 1, 0.25),
     ("default", 2, 0.5),
 )
+# ``prove(..., seed=n)`` runs the whole schedule with seeds moved by n strides: seed 0 is
+# the schedule above, and no two seeds share a step's seed.
+_SEED_STRIDE: Final = 1000
 
 
-def _check(premises: list[z3.BoolRef], timeout: float) -> tuple[Any, z3.Solver]:
+def _check(
+    premises: list[z3.BoolRef], timeout: float, seed: int = 0, rlimit: int | None = None
+) -> tuple[Any, z3.Solver]:
     """Z3's answer on ``premises`` by the restart schedule above, and the deciding solver."""
-    for strategy, seed, share in _SCHEDULE:
-        s = _solver(timeout * share, strategy, seed)
+    for strategy, step_seed, share in _SCHEDULE:
+        step_rlimit = None if rlimit is None else int(rlimit * share)
+        s = _solver(timeout * share, strategy, step_seed + seed * _SEED_STRIDE, step_rlimit)
         s.add(*premises)
         answer = s.check()
         if answer != z3.unknown:
@@ -179,12 +205,18 @@ def _model_values(model: z3.ModelRef, enc: Encoding) -> dict[str, int]:
     return values
 
 
-def _shrink(s: z3.Solver, enc: Encoding, timeout: float) -> z3.ModelRef | None:
-    """A model with all named values as small as possible (searching |v| <= 2^k)."""
+def _shrink(
+    s: z3.Solver, enc: Encoding, timeout: float, rlimit: int | None = None
+) -> z3.ModelRef | None:
+    """A model with all named values as small as possible (searching |v| <= 2^k).
+
+    With ``rlimit`` the search is bounded by Z3's resource count alone (each box gets
+    the solver's own per-check limit), so the model found does not depend on the load.
+    """
     names = _values_of(enc)
     deadline = time.monotonic() + timeout
     for k in (1, 2, 4, 8, 16, 64, 256, 4096, 2**20, 2**40, 2**64):
-        if time.monotonic() > deadline:
+        if rlimit is None and time.monotonic() > deadline:
             break
         s.push()
         s.add(*[z3.And(v >= -k, v <= k) for v in names])
@@ -196,7 +228,37 @@ def _shrink(s: z3.Solver, enc: Encoding, timeout: float) -> z3.ModelRef | None:
     return None
 
 
-def prove(ob: Obligation, timeout: float = DEFAULT_TIMEOUT) -> ProofResult:
+_BOUNDED_METHOD: Final = ", values in int64"
+
+
+def _bounded(enc: Encoding) -> list[z3.BoolRef]:
+    """The extra premises of the portfolio's second step: every value in int64."""
+    return [_in64(v) for v in _values_of(enc)]
+
+
+def _assertions(
+    premises: list[z3.BoolRef], extra: list[z3.BoolRef], goal: z3.BoolRef
+) -> list[z3.BoolRef]:
+    """What Z3 is asked to refute: ``unsat`` proves the goal under the premises."""
+    return [*premises, *extra, z3.Not(goal)]
+
+
+def obligation_query(ob: Obligation, method: str = "") -> list[z3.BoolRef]:
+    """The assertions whose ``unsat`` proves ``ob`` (a model of them refutes it).
+
+    The query :func:`prove` sends to Z3 first, or with ``method`` a result's method,
+    the query that decided it: the same with every value bounded to int64 for a method
+    ending ``, values in int64``. Built as :func:`prove` builds it, by the same code.
+    """
+    enc = encode_rule(ob.rule, ob.semantics, ob.arity, int64=ob.kind == "int64")
+    premises, goal = _query(enc, ob.kind)
+    extra = _bounded(enc) if method.endswith(_BOUNDED_METHOD) else []
+    return _assertions(premises, extra, goal)
+
+
+def prove(
+    ob: Obligation, timeout: float = DEFAULT_TIMEOUT, seed: int = 0, rlimit: int | None = None
+) -> ProofResult:
     """Discharge one obligation with Z3 and report the strongest result reached.
 
     A fixed portfolio, stopping at the first definite answer: the IntAux encoding over
@@ -206,6 +268,11 @@ def prove(ob: Obligation, timeout: float = DEFAULT_TIMEOUT) -> ProofResult:
     over a small grid (``proven-on-grid(...)``: weaker, never counted as proven). A
     counterexample any
     step finds is replayed through the engine before it is reported ``unsound``.
+
+    ``seed`` moves every Z3 random seed the portfolio uses (0: the default schedule).
+    ``rlimit`` bounds each query by Z3's resource count, shared out as ``timeout`` is:
+    the answer is then the same at any machine load (``timeout`` stays a safety net,
+    set it well above what ``rlimit`` takes). About 10**7 is a second's work here.
     """
     if ob.encoding not in ENCODINGS:
         raise ValueError(f"unknown encoding {ob.encoding!r} (one of {', '.join(ENCODINGS)})")
@@ -222,7 +289,7 @@ def prove(ob: Obligation, timeout: float = DEFAULT_TIMEOUT) -> ProofResult:
         lemmas=not native,
     )
     premises, goal = _query(enc, ob.kind)
-    q = _Query(ob, enc, premises, goal, time.perf_counter())
+    q = _Query(ob, enc, premises, goal, time.perf_counter(), seed, rlimit)
     method = "IntAux" if ob.kind == "equivalence" else "IntAux64"
     if native:
         method += ", native"
@@ -240,8 +307,7 @@ def prove(ob: Obligation, timeout: float = DEFAULT_TIMEOUT) -> ProofResult:
         # fits). Found by the guard search: "proven" at 2 s, a replayed overflow at 10 s.
         grid = q.grid(timeout)
         return grid if grid is not None else r
-    bounded = [_in64(v) for v in _values_of(enc)]
-    r64 = q.attempt(bounded, timeout, f"{method}, values in int64", "proven-int64")
+    r64 = q.attempt(_bounded(enc), timeout, method + _BOUNDED_METHOD, "proven-int64")
     if r64.status != "unknown":
         return r64
     grid = q.grid(timeout)
@@ -326,6 +392,27 @@ def forget_witnesses() -> None:
     _WITNESSES.clear()
 
 
+@contextlib.contextmanager
+def private_z3_context() -> Iterator[None]:
+    """Run the body in a new Z3 main context, with no remembered models; restore both after.
+
+    Z3's answers (which model, sometimes whether ``unknown``) depend on what its context
+    has seen: a search run inside this does not depend on what ran before it in the
+    process (the models Z3 picks may still vary a little from run to run). Z3 objects
+    made outside stay valid (their context is put back); objects made inside must not
+    outlive it.
+    """
+    saved_ctx, saved = z3.z3._main_ctx, list(_WITNESSES)
+    z3.z3._main_ctx = None
+    _WITNESSES.clear()
+    try:
+        yield
+    finally:
+        z3.z3._main_ctx = saved_ctx
+        _WITNESSES.clear()
+        _WITNESSES.extend(saved)
+
+
 def _witnessed(premises: list[z3.BoolRef]) -> bool:
     """Whether a recent model satisfies every premise (completed with defaults)."""
     for model in _WITNESSES:
@@ -334,7 +421,13 @@ def _witnessed(premises: list[z3.BoolRef]) -> bool:
     return False
 
 
-def _satisfiable(premises: list[z3.BoolRef], names: list[z3.ArithRef], timeout: float) -> Any:
+def _satisfiable(
+    premises: list[z3.BoolRef],
+    names: list[z3.ArithRef],
+    timeout: float,
+    seed: int = 0,
+    rlimit: int | None = None,
+) -> Any:
     """Whether the premises have a model: Z3's answer, retried on small boxes if unknown.
 
     Finding *some* model is what matters here, and non-linear constraints (gcds,
@@ -342,11 +435,11 @@ def _satisfiable(premises: list[z3.BoolRef], names: list[z3.ArithRef], timeout: 
     """
     if _witnessed(premises):
         return z3.sat
-    answer, v = _check(premises, timeout)
+    answer, v = _check(premises, timeout, seed, rlimit)
     for k in (8, 64, 4096):
         if answer != z3.unknown:
             break
-        v = _solver(timeout / 4)
+        v = _solver(timeout / 4, seed=seed * _SEED_STRIDE, rlimit=_share(rlimit, 4))
         v.add(*premises, *[z3.And(x >= -k, x <= k) for x in names])
         answer = z3.sat if v.check() == z3.sat else z3.unknown
     if answer == z3.sat:
@@ -378,6 +471,11 @@ def _values_of(enc: Encoding) -> list[z3.ArithRef]:
     return out
 
 
+def _share(rlimit: int | None, parts: int) -> int | None:
+    """A ``parts``-th of a resource budget (None: unbounded stays unbounded)."""
+    return None if rlimit is None else max(1, rlimit // parts)
+
+
 # The grid a portfolio pins constants to, and how many constants it pins at most.
 _GRID: Final = (-3, -2, -1, 1, 2, 3, 4)
 _GRID_MAX_CONSTANTS: Final = 3
@@ -392,6 +490,8 @@ class _Query:
     premises: list[z3.BoolRef]
     goal: z3.BoolRef
     start: float
+    seed: int = 0
+    rlimit: int | None = None
 
     def grid(self, timeout: float) -> ProofResult | None:
         """Every combination of the rule's constants on the grid; None if undecided."""
@@ -405,7 +505,7 @@ class _Query:
             return None
         for combo in itertools.product(_GRID, repeat=len(consts)):
             pins = [self.enc.symbols[n] == v for n, v in zip(consts, combo, strict=True)]
-            r = self.attempt(pins, timeout / 10, "grid", "proven")
+            r = self.attempt(pins, timeout / 10, "grid", "proven", _share(self.rlimit, 10))
             if r.status == "unsound":
                 return r
             if r.status == "unknown" and r.method not in _VACUOUS:
@@ -418,13 +518,19 @@ class _Query:
         return time.perf_counter() - self.start
 
     def attempt_vacuity(
-        self, timeout: float, extra: list[z3.BoolRef] | None = None
+        self, timeout: float, extra: list[z3.BoolRef] | None = None, rlimit: int | None = None
     ) -> ProofResult | None:
         """None if the premises (and ``extra``) have a model, else the vacuous result.
 
         Premises that can never hold would prove anything.
         """
-        satisfiable = _satisfiable(self.premises + (extra or []), _values_of(self.enc), timeout)
+        satisfiable = _satisfiable(
+            self.premises + (extra or []),
+            _values_of(self.enc),
+            timeout,
+            self.seed,
+            self.rlimit if rlimit is None else rlimit,
+        )
         if satisfiable == z3.sat:
             return None
         # Never counted as proven: a shipped rule that can never fire is a bug too.
@@ -441,15 +547,20 @@ class _Query:
         )
 
     def attempt(
-        self, extra: list[z3.BoolRef], timeout: float, method: str, proven: str
+        self,
+        extra: list[z3.BoolRef],
+        timeout: float,
+        method: str,
+        proven: str,
+        rlimit: int | None = None,
     ) -> ProofResult:
         """One query with ``extra`` premises: ``proven``, a replayed counterexample, or unknown."""
         ob, enc = self.ob, self.enc
-        premises = self.premises + extra
+        rlimit = self.rlimit if rlimit is None else rlimit
         # Fresh solvers per query: Z3's incremental mode is much weaker on these.
-        answer, s = _check([*premises, z3.Not(self.goal)], timeout)
+        answer, s = _check(_assertions(self.premises, extra, self.goal), timeout, self.seed, rlimit)
         if answer == z3.unsat:
-            vacuous = self.attempt_vacuity(timeout, extra)
+            vacuous = self.attempt_vacuity(timeout, extra, rlimit)
             return vacuous or ProofResult(ob, proven, method, self.elapsed())
         if answer == z3.unknown:
             why = s.reason_unknown()
@@ -457,8 +568,8 @@ class _Query:
                 ob, "unknown", method, self.elapsed(), None, f"Z3 answered unknown ({why})"
             )
         model = s.model()
-        model = _shrink(s, enc, timeout) or model
-        values, rep = _replay_model(ob, _model_values(model, enc))
+        model = _shrink(s, enc, timeout, rlimit) or model
+        values, rep = replay_model(ob, _model_values(model, enc))
         constants = _constant_symbols(ob, enc)
         for _ in range(_MAX_BLOCKED_MODELS):
             if rep.confirmed or not constants:
@@ -469,10 +580,15 @@ class _Query:
             if s.check() != z3.sat:
                 break
             model = s.model()
-            values, rep = _replay_model(ob, _model_values(model, enc))
+            values, rep = replay_model(ob, _model_values(model, enc))
         if rep.confirmed:
             return ProofResult(
-                ob, "unsound", method, self.elapsed(), values, _report(ob, values, rep)
+                ob,
+                "unsound",
+                method,
+                self.elapsed(),
+                values,
+                counterexample_report(ob, values, rep),
             )
         return ProofResult(
             ob,
@@ -481,7 +597,7 @@ class _Query:
             self.elapsed(),
             values,
             "Z3 found a model but the engine did not reproduce it (an over-approximated"
-            f" range or gcd?): {rep.note}\n" + _report(ob, values, rep),
+            f" range or gcd?): {rep.note}\n" + counterexample_report(ob, values, rep),
         )
 
 
@@ -502,7 +618,7 @@ _RANGE_SHAPES: Final = (
 )
 
 
-def _replay_model(ob: Obligation, values: dict[str, int]) -> tuple[dict[str, int], Replay]:
+def replay_model(ob: Obligation, values: dict[str, int]) -> tuple[dict[str, int], Replay]:
     """Replay Z3's model; failing that, the same point with nearby variable ranges.
 
     Every variant is a concrete point the engine confirms on its own, so a confirmed one
@@ -540,7 +656,8 @@ def _replay_model(ob: Obligation, values: dict[str, int]) -> tuple[dict[str, int
     return values, rep
 
 
-def _report(ob: Obligation, values: dict[str, int], rep: Replay) -> str:
+def counterexample_report(ob: Obligation, values: dict[str, int], rep: Replay) -> str:
+    """A replayed model as a report: ``file:line: rule NAME (obligation): verdict``."""
     rule = ob.rule
     if not rep.confirmed:
         verdict = "not proven"

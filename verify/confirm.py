@@ -1,0 +1,220 @@
+"""A second solver's word on Z3's answers: each decided query checked again by cvc5.
+
+``quorem verify --confirm cvc5`` hands the query that decided an obligation — the
+standard SMT-LIB text of :func:`quorem.verify.smtlib.obligation_script`, the very
+assertions Z3 refuted or satisfied — to cvc5 (through its Python API, in the process
+that ran the proof) with a time limit of its own. The verdict:
+
+* ``z3+cvc5``: cvc5 gives Z3's answer (``unsat`` for a proof, ``sat`` for a
+  counterexample);
+* ``z3 only``: cvc5 gives none in its time (unknown, a timeout), so Z3's answer stands
+  alone;
+* ``disagree``: cvc5 gives the opposite answer. Either solver is wrong, or the text is
+  not the statement Z3 decided; the run fails, and cvc5's model (if it has one) is
+  replayed through the engine on the rule, as Z3's counterexamples are.
+
+cvc5 is optional (``pip install "quorem[confirm]"``); nothing here imports it until a
+confirmation is asked for.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import time
+from typing import Any, Final
+
+import z3
+from quorem.verify.prove import (
+    PROVEN_STATUSES,
+    Obligation,
+    counterexample_report,
+    replay_model,
+)
+from quorem.verify.smtlib import Script, UnsupportedTermError, obligation_script
+
+__all__ = [
+    "CONFIRMERS",
+    "DEFAULT_CONFIRM_TIMEOUT",
+    "ConfirmerMissingError",
+    "confirm",
+    "confirm_key",
+    "confirmer_version",
+    "expected_answer",
+]
+
+CONFIRMERS: Final = ("cvc5",)
+DEFAULT_CONFIRM_TIMEOUT: Final = 20.0
+DISAGREE: Final = "disagree"
+Z3_ONLY: Final = "z3 only"
+
+# The methods whose result is one query's answer (obligation_query rebuilds it); a grid
+# result or a vacuity verdict is not one query, and is not confirmed.
+_ONE_QUERY: Final = ("IntAux", "IntAux64", "IntAux, values in int64")
+
+
+class ConfirmerMissingError(RuntimeError):
+    """The confirming solver is not installed (or not one quorem knows)."""
+
+
+@functools.cache
+def confirmer_version(solver: str) -> str:
+    """The version of ``solver`` as it reports it; :class:`ConfirmerMissingError` without it."""
+    if solver not in CONFIRMERS:
+        raise ConfirmerMissingError(f"no confirming solver named {solver!r} (known: cvc5)")
+    try:
+        import cvc5  # noqa: PLC0415  (optional: the confirm extra)
+    except ImportError as exc:
+        raise ConfirmerMissingError(
+            f'--confirm cvc5 needs the cvc5 package ({exc}): pip install "quorem[confirm]"'
+        ) from exc
+    terms = cvc5.TermManager()  # kept alive as long as the solver made with it
+    version = cvc5.Solver(terms).getVersion()
+    return version.decode() if isinstance(version, bytes) else str(version)
+
+
+def confirm_key(proof_key: str, method: str, expected: str, solver: str, version: str) -> str:
+    """The cache key of a confirmation.
+
+    It names the obligation's proof (``proof_key``: the rule, the obligation, Z3's
+    version and the digest of the code proofs rely on, which covers this module and the
+    SMT-LIB writer: the job runner imports them), the query confirmed (``method``), the
+    answer expected, and the confirming solver and its version.
+    """
+    parts = ["confirm", proof_key, method, expected, solver, version]
+    return hashlib.sha256("\x00".join(parts).encode()).hexdigest()
+
+
+def expected_answer(result: dict[str, Any]) -> str | None:
+    """The answer Z3 gave on the query that decided ``result``; None if not one query."""
+    if result.get("method") not in _ONE_QUERY:
+        return None
+    if result.get("status") in PROVEN_STATUSES:
+        return "unsat"
+    if result.get("status") == "unsound":
+        return "sat"
+    return None
+
+
+def _values(raw: dict[str, int | bool], ob: Obligation) -> dict[str, int]:
+    """The model's values of the rule's names and range bounds, as Z3's models give them."""
+    names = set(ob.rule.names)
+    out = {}
+    for name, v in raw.items():
+        if isinstance(v, bool):
+            continue
+        base = name.split("[", 1)[0]
+        if name.startswith(("vmin(", "vmax(")) or base in names:
+            out[name] = v
+    return out
+
+
+def _run_cvc5(script: Script, timeout: float) -> tuple[str, str, dict[str, int | bool]]:
+    """cvc5's answer on ``script``, why it is unknown, and its model when sat.
+
+    A fresh solver per query, default options but models and the time limit; the
+    script's commands run as written but ``check-sat``, asked through the API for its
+    result.
+    """
+    import cvc5  # noqa: PLC0415  (optional: the confirm extra)
+
+    terms = cvc5.TermManager()  # kept alive as long as the solver made with it
+    solver = cvc5.Solver(terms)
+    solver.setOption("produce-models", "true")
+    solver.setOption("tlimit-per", str(max(1, int(timeout * 1000))))
+    parser = cvc5.InputParser(solver)
+    parser.setStringInput(cvc5.InputLanguage.SMT_LIB_2_6, script.text, "query.smt2")
+    symbols = parser.getSymbolManager()
+    while True:
+        command = parser.nextCommand()
+        if command.isNull():
+            break
+        if command.getCommandName() != "check-sat":
+            command.invoke(solver, symbols)
+    result = solver.checkSat()
+    if result.isUnsat():
+        return "unsat", "", {}
+    if not result.isSat():
+        why = result.getUnknownExplanation()
+        return "unknown", str(getattr(why, "name", why)).lower(), {}
+    z3_names = {smt.strip("|"): name for name, smt in script.symbols.items()}
+    model: dict[str, int | bool] = {}
+    for term in symbols.getDeclaredTerms():
+        value = solver.getValue(term)
+        name = z3_names.get(term.getSymbol(), term.getSymbol())
+        model[name] = (
+            value.getBooleanValue() if value.isBooleanValue() else int(value.getIntegerValue())
+        )
+    return "sat", "", model
+
+
+def confirm(
+    ob: Obligation, result: dict[str, Any], solver: str, timeout: float
+) -> dict[str, Any] | None:
+    """``solver``'s check of the query that decided ``result`` (a ``prove`` result's JSON).
+
+    None when the result is no one query's answer (unknown, on the grid, vacuous).
+    Otherwise the confirmation's JSON: ``solver``, ``version``, ``method`` (the query),
+    ``expected`` (Z3's answer), ``answer`` (the solver's: ``unsat``, ``sat``,
+    ``unknown`` or ``error``), ``verdict`` (``z3+cvc5``, ``z3 only`` or ``disagree``),
+    ``seconds``, ``reason`` (why unknown), and for a disagreement ``model`` and a
+    ``report`` with both answers and the model replayed through the engine.
+    """
+    expected = expected_answer(result)
+    if expected is None:
+        return None
+    start = time.perf_counter()
+    method = str(result["method"])
+    try:
+        script = obligation_script(ob, method, expected=expected)
+        answer, reason, raw = _run_cvc5(script, timeout)
+    except (UnsupportedTermError, RuntimeError) as exc:
+        # Not a verdict on the rule: the text could not be written or read. Z3's
+        # answer stands alone, and the reason says why.
+        answer, reason, raw = "error", f"{type(exc).__name__}: {exc}", {}
+    out: dict[str, Any] = {
+        "solver": solver,
+        "version": confirmer_version(solver),
+        "method": method,
+        "expected": expected,
+        "answer": answer,
+        "verdict": f"z3+{solver}" if answer == expected else Z3_ONLY,
+        "seconds": round(time.perf_counter() - start, 4),
+        "reason": reason,
+    }
+    if answer in ("sat", "unsat") and answer != expected:
+        model = _values(raw, ob)
+        out["verdict"] = DISAGREE
+        out["model"] = model or None
+        out["report"] = _disagreement(ob, result, out, model)
+    return out
+
+
+def _disagreement(
+    ob: Obligation, result: dict[str, Any], c: dict[str, Any], model: dict[str, int]
+) -> str:
+    """Both answers, and the second solver's model replayed on the rule where it has one."""
+    rule = ob.rule
+    z3_says = (
+        f"unsat: {result['status']} ({result['method']})"
+        if c["expected"] == "unsat"
+        else f"sat: a counterexample the engine confirmed ({result['method']})"
+    )
+    lines = [
+        f"{rule.location}: rule {rule.name} ({ob.label}): DISAGREE",
+        f"  z3 {z3.get_version_string()}: {z3_says}",
+        f"  {c['solver']} {c['version']}: {c['answer']}",
+    ]
+    if not model:
+        return "\n".join(lines)
+    values, rep = replay_model(ob, model)
+    replayed = counterexample_report(ob, values, rep).splitlines()
+    verdict = (
+        "the engine confirms it: the rule is UNSOUND at this point (Z3's unsat is wrong)"
+        if rep.confirmed
+        else f"the engine does not confirm it ({rep.note})"
+    )
+    lines.append(f"  {c['solver']}'s model, replayed through the engine: {verdict}")
+    # The replay's report without its first line (the rule and a verdict already given).
+    lines += [f"  {line}" for line in replayed[1:]]
+    return "\n".join(lines)
