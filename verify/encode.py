@@ -54,6 +54,7 @@ from quorem.verify.division import (
     division_axioms,
     monomial_shift_lemmas,
     proportional_quotient_lemmas,
+    quotient_gap_lemmas,
 )
 
 __all__ = ["INT64_MAX", "INT64_MIN", "Encoding", "encode_rule", "has_sequence"]
@@ -574,6 +575,7 @@ def encode_rule(
         rhs_nodes.append(r.value)
     premises.extend(enc.axioms)
     premises.extend(proportional_quotient_lemmas(enc.quotients))
+    premises.extend(quotient_gap_lemmas(enc.quotients))
     if enc.monomials:
         divisions = [
             (sem, a, b, q, enc.divisions[(sem, a.get_id(), b.get_id())][1])
