@@ -56,6 +56,7 @@ from quorem.verify.division import (
     monomial_shift_lemmas,
     native_division,
     proportional_quotient_lemmas,
+    quotient_gap_lemmas,
     relation_condition,
     sign_set,
 )
@@ -662,6 +663,7 @@ def encode_rule(
     premises.extend(enc.axioms)
     if lemmas:
         premises.extend(proportional_quotient_lemmas(enc.quotients))
+        premises.extend(quotient_gap_lemmas(enc.quotients))
     if lemmas and enc.monomials:
         divisions = [
             (sem, a, b, q, enc.divisions[(sem, a.get_id(), b.get_id())][1])
