@@ -30,11 +30,11 @@ def _first_attempt_gives_up(monkeypatch: pytest.MonkeyPatch) -> list[list[Any]]:
     calls: list[list[Any]] = []
     original = prove_module._Query.attempt
 
-    def attempt(self: Any, extra: list[Any], timeout: float, method: str, proven: str) -> Any:
+    def attempt(self: Any, extra: list[Any], timeout: float, method: str, *rest: Any) -> Any:
         calls.append(extra)
         if not extra:
             return ProofResult(self.ob, "unknown", method, 0.0, None, "Z3 answered unknown")
-        return original(self, extra, timeout, method, proven)
+        return original(self, extra, timeout, method, *rest)
 
     monkeypatch.setattr(prove_module._Query, "attempt", attempt)
     return calls

@@ -122,9 +122,9 @@ def test_text_is_the_query_prove_sends(monkeypatch: pytest.MonkeyPatch) -> None:
     sent: list[list[Any]] = []
     real = prove_module._check
 
-    def spy(premises: list[Any], timeout: float, seed: int = 0) -> Any:
+    def spy(premises: list[Any], timeout: float, seed: int = 0, rlimit: int | None = None) -> Any:
         sent.append(list(premises))
-        return real(premises, timeout, seed)
+        return real(premises, timeout, seed, rlimit)
 
     monkeypatch.setattr(prove_module, "_check", spy)
     for name in QUICK:
@@ -348,9 +348,11 @@ def test_seed_moves_every_solver_of_the_schedule(monkeypatch: pytest.MonkeyPatch
     seen: list[int] = []
     original = prove_module._solver
 
-    def spy(timeout: float, strategy: str = "default", seed: int = 0) -> Any:
+    def spy(
+        timeout: float, strategy: str = "default", seed: int = 0, rlimit: int | None = None
+    ) -> Any:
         seen.append(seed)
-        return original(timeout, strategy, seed)
+        return original(timeout, strategy, seed, rlimit)
 
     monkeypatch.setattr(prove_module, "_solver", spy)
     ob = obligations_of(quorem.default_ruleset().rule("max-of-same"), 1)[0]

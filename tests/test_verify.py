@@ -228,10 +228,10 @@ def _fail_steps(monkeypatch: pytest.MonkeyPatch, methods: set[str]) -> None:
 
     real = prove_module._Query.attempt
 
-    def attempt(self: Any, extra: Any, timeout: float, method: str, proven: str) -> Any:
+    def attempt(self: Any, extra: Any, timeout: float, method: str, *rest: Any) -> Any:
         if method in methods:
             return prove_module.ProofResult(self.ob, "unknown", method, 0.0, None, "forced")
-        return real(self, extra, timeout, method, proven)
+        return real(self, extra, timeout, method, *rest)
 
     monkeypatch.setattr(prove_module._Query, "attempt", attempt)
 
