@@ -364,3 +364,26 @@ def test_seed_moves_every_solver_of_the_schedule(monkeypatch: pytest.MonkeyPatch
     seen.clear()
     assert prove(ob, 5, seed=1).ok
     assert seen and not zero & set(seen)
+
+
+@needs_cvc5
+def test_a_proof_by_sign_cases_is_confirmed_case_by_case(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """--encoding native-split: cvc5 gets each sign case Z3 refuted, and must refute all."""
+    argv = ["--rule", "nested-div", "--obligation", "equivalence", "--no-cache"]
+    argv += ["--encoding", "native-split", "--confirm", "cvc5", "--json"]
+    code, out = run_verify(argv, capsys)
+    assert code == cli.EXIT_PROVEN, out
+    [r] = _results(out)
+    assert "native-split (" in r["method"]
+    assert r["confirmation"]["verdict"] == "z3+cvc5", r["confirmation"]
+    # One case cvc5 cannot decide leaves the proof to Z3 alone, and names the case.
+    answers = iter(["unsat", "unknown"] + ["unsat"] * 20)
+    monkeypatch.setattr(
+        confirm, "_run_cvc5", lambda script, seconds: (next(answers), "timeout", {})
+    )
+    code, out = run_verify(argv, capsys)
+    [r] = _results(out)
+    assert r["confirmation"]["verdict"] == "z3 only"
+    assert ">0" in r["confirmation"]["reason"] or "<0" in r["confirmation"]["reason"]

@@ -30,8 +30,9 @@ from quorem.verify.prove import (
     Obligation,
     counterexample_report,
     replay_model,
+    split_queries,
 )
-from quorem.verify.smtlib import Script, UnsupportedTermError, obligation_script
+from quorem.verify.smtlib import Script, UnsupportedTermError, obligation_script, to_smtlib
 
 __all__ = [
     "CONFIRMERS",
@@ -51,6 +52,14 @@ Z3_ONLY: Final = "z3 only"
 # The methods whose result is one query's answer (obligation_query rebuilds it); a grid
 # result or a vacuity verdict is not one query, and is not confirmed.
 _ONE_QUERY: Final = ("IntAux", "IntAux64", "IntAux, values in int64")
+
+
+def _is_split(method: object) -> bool:
+    """Whether ``method`` is a proof by sign cases (``quorem verify --encoding native-split``)."""
+    return isinstance(method, str) and _SPLIT_METHOD in method
+
+
+_SPLIT_METHOD: Final = "native-split ("
 
 
 class ConfirmerMissingError(RuntimeError):
@@ -86,8 +95,9 @@ def confirm_key(proof_key: str, method: str, expected: str, solver: str, version
 
 
 def expected_answer(result: dict[str, Any]) -> str | None:
-    """The answer Z3 gave on the query that decided ``result``; None if not one query."""
-    if result.get("method") not in _ONE_QUERY:
+    """The answer Z3 gave on the query (or sign cases) that decided ``result``; else None."""
+    method = result.get("method")
+    if method not in _ONE_QUERY and not _is_split(method):
         return None
     if result.get("status") in PROVEN_STATUSES:
         return "unsat"
@@ -166,8 +176,11 @@ def confirm(
     start = time.perf_counter()
     method = str(result["method"])
     try:
-        script = obligation_script(ob, method, expected=expected)
-        answer, reason, raw = _run_cvc5(script, timeout)
+        if _is_split(method):
+            answer, reason, raw = _confirm_cases(ob, timeout)
+        else:
+            script = obligation_script(ob, method, expected=expected)
+            answer, reason, raw = _run_cvc5(script, timeout)
     except (UnsupportedTermError, RuntimeError) as exc:
         # Not a verdict on the rule: the text could not be written or read. Z3's
         # answer stands alone, and the reason says why.
@@ -188,6 +201,28 @@ def confirm(
         out["model"] = model or None
         out["report"] = _disagreement(ob, result, out, model)
     return out
+
+
+def _confirm_cases(ob: Obligation, timeout: float) -> tuple[str, str, dict[str, int | bool]]:
+    """cvc5 on each sign case Z3 refuted: ``unsat`` if it refutes every one.
+
+    The same queries, text for text, that ``--encoding native-split`` gave Z3 (together
+    they cover every integer assignment, checked when they are built). ``sat`` with the
+    model of the first case cvc5 satisfies; else ``unknown`` naming the cases it left.
+    Each case gets ``timeout`` of its own.
+    """
+    left = []
+    for case, assertions in split_queries(ob):
+        label = ", ".join(f"{n} {rel}" for n, rel in case.items()) or "-"
+        script = to_smtlib(assertions, comments=[f"sign case: {label}", "expected: unsat"])
+        answer, reason, raw = _run_cvc5(script, timeout)
+        if answer == "sat":
+            return "sat", f"sign case {label}", raw
+        if answer != "unsat":
+            left.append(f"{label}: {reason}")
+    if left:
+        return "unknown", "; ".join(left), {}
+    return "unsat", "", {}
 
 
 def _disagreement(

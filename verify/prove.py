@@ -44,8 +44,10 @@ __all__ = [
     "counterexample_report",
     "obligation_query",
     "obligations_of",
+    "private_z3_context",
     "prove",
     "replay_model",
+    "split_queries",
     "verdict",
 ]
 
@@ -368,7 +370,7 @@ def _prove_split(q: _Query, timeout: float) -> ProofResult | None:
     for _, assertions in cases:
         # A share of the budget: the cases Z3 refutes take well under a second
         # (benchmarks/nonlinear.py), and a case it cannot refute delays the default.
-        answer, _ = _check(assertions, timeout * _SPLIT_SHARE)
+        answer, _ = _check(assertions, timeout * _SPLIT_SHARE, q.seed, _share(q.rlimit, 2))
         if answer != z3.unsat:
             return None
     # Vacuity on the default statement's premises (q's): the cases' premises together
