@@ -26,8 +26,12 @@ from quorem.engine.ops import Semantics  # noqa: E402
 from quorem.engine.rule import Rule  # noqa: E402
 from quorem.engine.rulefile import load_rule_files  # noqa: E402
 from quorem.rules import constraint_rule_files, rule_files  # noqa: E402
-from quorem.verify.jobs import _fresh_z3_context  # noqa: E402
-from quorem.verify.prove import ProofResult, obligations_of, prove  # noqa: E402
+from quorem.verify.prove import (  # noqa: E402
+    ProofResult,
+    fresh_z3_context,
+    obligations_of,
+    prove,
+)
 from quorem.verify.replay import replay  # noqa: E402
 
 TIMEOUT = 20.0
@@ -143,5 +147,5 @@ def test_merge_residues_is_proven_for_euclid(name: str) -> None:
     assert Semantics.EUCLID in r.semantics
     for ob in obligations_of(r, 2):
         if ob.semantics is Semantics.EUCLID:
-            _fresh_z3_context()
+            fresh_z3_context()
             assert prove(ob, TIMEOUT).ok, ob.label

@@ -37,6 +37,12 @@ from quorem.verify.confirm import (
     expected_answer,
 )
 from quorem.verify.digest import code_digest
+from quorem.verify.guards import (
+    DEFAULT_MAX_CANDIDATES,
+    DEFAULT_QUERY_RLIMIT,
+    suggest_for_results,
+    suggestion_json,
+)
 from quorem.verify.interrupt import interruptible
 from quorem.verify.intervals import interval_obligations
 from quorem.verify.jobs import Checks, Job, load_rules, run_jobs
@@ -140,18 +146,18 @@ def _parser() -> argparse.ArgumentParser:
         "--guard-candidates",
         type=int,
         metavar="N",
-        default=None,
+        default=DEFAULT_MAX_CANDIDATES,
         help="with --suggest-guard: prove at most N candidate guards per rule (default "
-        "120); the search's budget is this count and --guard-rlimit, not time, so its "
+        "%(default)s); the search's budget is this count and --guard-rlimit, not time, so its "
         "answer does not depend on the machine's load",
     )
     p.add_argument(
         "--guard-rlimit",
         type=int,
         metavar="N",
-        default=None,
-        help="with --suggest-guard: Z3 resource limit per query (default 2e7, about 2 s "
-        "here); 0 for none (then only the wall-clock timeout bounds a query)",
+        default=DEFAULT_QUERY_RLIMIT,
+        help="with --suggest-guard: Z3 resource limit per query (default %(default)s, "
+        "about 2 s here); 0 for none (then only the wall-clock timeout bounds a query)",
     )
     return p
 
@@ -568,17 +574,12 @@ def _line(r: dict[str, Any]) -> str:
 def _suggest(
     rules: Sequence[Rule], results: Sequence[dict[str, Any]], args: argparse.Namespace
 ) -> list[dict[str, Any]]:
-    from quorem.verify.guards import (  # noqa: PLC0415
-        DEFAULT_MAX_CANDIDATES,
-        DEFAULT_QUERY_RLIMIT,
-        suggest_for_results,
-        suggestion_json,
-    )
-
-    candidates = DEFAULT_MAX_CANDIDATES if args.guard_candidates is None else args.guard_candidates
-    rlimit = DEFAULT_QUERY_RLIMIT if args.guard_rlimit is None else args.guard_rlimit or None
     found = suggest_for_results(
-        rules, results, arity=min(args.arity, 2), max_candidates=candidates, rlimit=rlimit
+        rules,
+        results,
+        arity=min(args.arity, 2),
+        max_candidates=args.guard_candidates,
+        rlimit=args.guard_rlimit or None,
     )
     return [{**suggestion_json(s), "rendered": s.render()} for s in found]
 
@@ -699,9 +700,9 @@ def _usage_problem(args: argparse.Namespace) -> str:
         return "--arity, --jobs, --seeds, --timeout and --confirm-timeout must be positive"
     if args.slowest is not None and args.slowest < 1:
         return "--slowest must be positive"
-    if args.guard_candidates is not None and args.guard_candidates < 1:
+    if args.guard_candidates < 1:
         return "--guard-candidates must be positive"
-    if args.guard_rlimit is not None and args.guard_rlimit < 0:
+    if args.guard_rlimit < 0:
         return "--guard-rlimit must be 0 (none) or positive"
     if args.confirm:
         try:

@@ -27,6 +27,7 @@ from typing import Any, Final
 import z3
 from quorem.verify.prove import (
     PROVEN_STATUSES,
+    SPLIT_METHOD,
     Obligation,
     counterexample_report,
     replay_model,
@@ -56,10 +57,7 @@ _ONE_QUERY: Final = ("IntAux", "IntAux64", "IntAux, values in int64")
 
 def _is_split(method: object) -> bool:
     """Whether ``method`` is a proof by sign cases (``quorem verify --encoding native-split``)."""
-    return isinstance(method, str) and _SPLIT_METHOD in method
-
-
-_SPLIT_METHOD: Final = "native-split ("
+    return isinstance(method, str) and f"{SPLIT_METHOD} (" in method
 
 
 class ConfirmerMissingError(RuntimeError):

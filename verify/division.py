@@ -204,6 +204,17 @@ def proportional_quotient_lemmas(quotients: Sequence[Quotient]) -> list[Any]:
     return lemmas
 
 
+# Up to this many divisions by one divisor get the gap lemmas (pairwise: 3 pairs). With
+# more, the lemmas slow Z3 down more than they help: div-split-multiples-any (euclid,
+# k=4: five divisions by D) went from 1.3 s to unknown at 48 s.
+_MAX_GAP_QUOTIENTS: Final = 3
+
+
+def _divisor_key(b: Any) -> int:
+    """One key for divisors that are the same term once simplified (``N*2``, ``2*N``)."""
+    return int(z3.simplify(b).get_id())
+
+
 def quotient_gap_lemmas(quotients: Sequence[Quotient]) -> list[Any]:
     """Lemmas: two multiples ``b*q1``, ``b*q2`` of one divisor differ by ``|b|`` at least.
 
@@ -217,7 +228,7 @@ def quotient_gap_lemmas(quotients: Sequence[Quotient]) -> list[Any]:
     """
     by_divisor: dict[int, list[tuple[Any, Any]]] = {}
     for _, _, b, q in quotients:
-        by_divisor.setdefault(z3.simplify(b).get_id(), []).append((b, q))
+        by_divisor.setdefault(_divisor_key(b), []).append((b, q))
     lemmas = []
     for same in by_divisor.values():
         if len(same) > _MAX_GAP_QUOTIENTS:
@@ -226,12 +237,6 @@ def quotient_gap_lemmas(quotients: Sequence[Quotient]) -> list[Any]:
             for _, q2 in same[i + 1 :]:
                 lemmas += _gap(b1, q1, q2)
     return lemmas
-
-
-# Up to this many divisions by one divisor get the gap lemmas (pairwise: 3 pairs). With
-# more, the lemmas slow Z3 down more than they help: div-split-multiples-any (euclid,
-# k=4: five divisions by D) went from 1.3 s to unknown at 48 s.
-_MAX_GAP_QUOTIENTS: Final = 3
 
 
 def _gap(b: Any, q1: Any, q2: Any) -> list[Any]:
@@ -268,15 +273,15 @@ def monomial_shift_lemmas(
     lemmas = []
     by_divisor: dict[int, list[tuple[Any, Any]]] = {}
     for flag, b, k in multiples:
-        by_divisor.setdefault(z3.simplify(b).get_id(), []).append((flag, k))
+        by_divisor.setdefault(_divisor_key(b), []).append((flag, k))
     for i, (sem0, a0, b0, q0, r0) in enumerate(divisions):
-        found = by_divisor.get(z3.simplify(b0).get_id())
+        found = by_divisor.get(_divisor_key(b0))
         if found is None:
             continue
         flags = [f for f, _ in found]
         total = z3.Sum(*[k for _, k in found])
         for sem1, a1, b1, q1, r1 in divisions[i + 1 :]:
-            if sem1 is not sem0 or z3.simplify(b1).get_id() != z3.simplify(b0).get_id():
+            if sem1 is not sem0 or _divisor_key(b1) != _divisor_key(b0):
                 continue
             for (x0, p0, m0), (x1, p1, m1) in (
                 ((a0, q0, r0), (a1, q1, r1)),

@@ -66,6 +66,7 @@ from quorem.engine.rulefile import parse_rules
 from quorem.engine.term import Term, var
 from quorem.verify.mutate import conjuncts, render_expr, render_pattern, walk_tree
 from quorem.verify.prove import (
+    PROVEN_STATUSES,
     Obligation,
     ProofResult,
     obligations_of,
@@ -861,7 +862,7 @@ def suggest_for_results(
         r["name"]
         for r in results
         if str(r.get("obligation", "")).split(" ")[0] in ("equivalence", "int64")
-        and r.get("status") not in ("proven", "proven-int64")
+        and r.get("status") not in PROVEN_STATUSES
     }
     return [
         suggest_guard(

@@ -16,13 +16,11 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor, as_completed
 from typing import Any, Final, TypeVar
 
-import z3
 from quorem.engine import interval
 from quorem.engine.ops import Semantics
 from quorem.engine.rule import Rule
 from quorem.engine.rulefile import load_rule_files
 from quorem.rules import constraint_rule_files, lowering_rule_files, rule_files
-from quorem.verify import prove as prove_module
 from quorem.verify.confirm import confirm
 from quorem.verify.interrupt import ignore_interrupts
 from quorem.verify.intervals import IntervalProof, prove_interval
@@ -30,6 +28,7 @@ from quorem.verify.prove import (
     OBLIGATIONS,
     Obligation,
     ProofResult,
+    fresh_z3_context,
     prove,
     result_json,
     verdict,
@@ -145,18 +144,6 @@ def interval_job_result(proof: IntervalProof) -> dict[str, Any]:
     }
 
 
-def _fresh_z3_context() -> None:
-    """Replace Z3's main context with a new one, and forget the remembered models.
-
-    A job run again in a fresh context must run as if alone: models remembered from
-    earlier jobs steer the search for a model of the premises (merge-residues, proven
-    alone in 0.6 s, stayed unknown after the termination proofs had run in the same
-    process, with their models carried over).
-    """
-    z3.z3._main_ctx = None
-    prove_module.forget_witnesses()
-
-
 def _run_once(job: Job, rules: dict[str, Rule]) -> list[dict[str, Any]]:
     if job.kinds == ("interval",):
         return [interval_job_result(prove_interval(job.name))]
@@ -214,10 +201,10 @@ def _run(job: Job, rules: dict[str, Rule]) -> list[dict[str, Any]]:
     job still undecided runs a third time in a new process of its own, as if alone.
     """
     if job.kinds != ("interval",) and rules[job.name].by_own_pass:
-        _fresh_z3_context()
+        fresh_z3_context()
     out = _run_once(job, rules)
     if _undecided(out):
-        _fresh_z3_context()
+        fresh_z3_context()
         out = _run_once(job, rules)
     if _undecided(out):
         out = _in_new_process(_run_once, job, {job.name: rules[job.name]})
@@ -245,7 +232,7 @@ def extra_checks(ob: Obligation, r: dict[str, Any], timeout: float, checks: Chec
         for seed in range(1, checks.seeds):
             if str(seed) in seeds:
                 continue
-            _fresh_z3_context()
+            fresh_z3_context()
             again = result_json(prove(ob, timeout, seed))
             if verdict(again["status"]) != verdict(r["status"]):
                 again = _in_new_process(_prove_json, ob, timeout, seed)
