@@ -267,10 +267,16 @@ def _stop(pool: ProcessPoolExecutor) -> None:
     proofs to end. (CPython keeps the workers in ``_processes``, which shutdown forgets.)
     """
     processes = list((getattr(pool, "_processes", None) or {}).values())
+    manager = getattr(pool, "_executor_manager_thread", None)  # shutdown forgets it too
     pool.shutdown(wait=False, cancel_futures=True)
     for proc in processes:
         if proc.is_alive():
             proc.terminate()
+    # Let the pool's manager thread see its workers gone and close its wake-up pipe now:
+    # otherwise it may close the pipe while the interpreter's exit hook is writing to it
+    # (an EBADF traceback after "interrupted").
+    if manager is not None:
+        manager.join(timeout=5)
 
 
 def _worker_run(job: Job) -> list[dict[str, Any]]:
