@@ -42,7 +42,7 @@ import z3
 from quorem.engine.rule import Rule
 from quorem.verify.encode import encode_rule
 from quorem.verify.jobs import load_rules
-from quorem.verify.prove import Obligation, _check, _query, obligations_of, split_queries
+from quorem.verify.prove import Obligation, _query, check_query, obligations_of, split_queries
 from quorem.verify.split import exhaustive, sign_cases, split_plan
 
 __all__ = ["VARIANTS", "Variant", "main", "queries", "smt2_text"]
@@ -176,7 +176,7 @@ def run_z3(text: str, timeout: float) -> tuple[str, float]:
     """Z3's answer on the text, with quorem verify's restart schedule, and its seconds."""
     assertions = list(z3.parse_smt2_string(text))
     start = time.perf_counter()
-    answer, _ = _check(assertions, timeout)
+    answer, _ = check_query(assertions, timeout)
     return str(answer), time.perf_counter() - start
 
 

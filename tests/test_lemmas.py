@@ -63,3 +63,21 @@ def test_instances_of_nested_division() -> None:
     x, a, c = z3.Ints("x a c")
     facts = instances([(x / a) / c == x / (a * c)])
     assert any("x/a/c == x/(a*c)" in str(f).replace("(x/a)", "x/a") for f in facts), facts
+
+
+def test_bounds_of_a_divided_numerator_give_monotone_instances() -> None:
+    """``lo <= s <= hi`` with ``div(lo, d)`` and ``div(hi, d)`` in the query: the instances
+    relate them to ``div(s, d)`` (new to the query); unrelated bounds give none."""
+    lo, s, hi, d, y = z3.Ints("lo s hi d y")
+    facts = instances([lo <= s, s <= hi, lo / d == hi / d, y >= 3])
+    texts = {str(f) for f in facts}
+    assert str(z3.Implies(z3.And(d > 0, lo <= s), lo / d <= s / d)) in texts
+    assert str(z3.Implies(z3.And(d > 0, s <= hi), s / d <= hi / d)) in texts
+    assert not any("y" in t for t in texts)
+    # A numerator -lo (a negative divisor's branch): the bound is mirrored.
+    facts = instances([lo <= s, (-lo) / d == 0])
+    assert str(z3.Implies(z3.And(d > 0, -s <= -lo), (-s) / d <= (-lo) / d)) in {
+        str(f) for f in facts
+    }
+    # Without the bound, the lemma is not instantiated.
+    assert not any("s" in str(f) for f in instances([lo / d == hi / d]))

@@ -120,13 +120,13 @@ def test_text_is_the_query_prove_sends(monkeypatch: pytest.MonkeyPatch) -> None:
     from quorem.verify import prove as prove_module
 
     sent: list[list[Any]] = []
-    real = prove_module._check
+    real = prove_module.check_query
 
     def spy(premises: list[Any], timeout: float, seed: int = 0, rlimit: int | None = None) -> Any:
         sent.append(list(premises))
         return real(premises, timeout, seed, rlimit)
 
-    monkeypatch.setattr(prove_module, "_check", spy)
+    monkeypatch.setattr(prove_module, "check_query", spy)
     for name in QUICK:
         for ob in obligations_of(quorem.default_ruleset().rule(name), 2):
             sent.clear()
@@ -387,3 +387,33 @@ def test_a_proof_by_sign_cases_is_confirmed_case_by_case(
     [r] = _results(out)
     assert r["confirmation"]["verdict"] == "z3 only"
     assert ">0" in r["confirmation"]["reason"] or "<0" in r["confirmation"]["reason"]
+
+
+@needs_cvc5
+def test_a_purified_proof_is_confirmed_through_its_sign_cases(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A symbolic divisor: Z3 proved the purified text; both solvers then refute each sign
+    case (read from one text), and the confirmation names the restatement."""
+    argv = ["--rule", "congruence-div-lone-down", "--obligation", "equivalence"]
+    argv += ["--no-cache", "--confirm", "cvc5", "--json"]
+    code, out = run_verify(argv, capsys)
+    assert code == cli.EXIT_PROVEN, out
+    results = _results(out)
+    assert results and all(r["method"] == "IntAux" for r in results)
+    for r in results:
+        assert r["confirmation"]["verdict"] == "z3+cvc5", r["confirmation"]
+        assert r["confirmation"]["method"] == "IntAux; restated: native-split"
+    # cvc5 leaving a case (and then the purified text) leaves the proof to Z3 alone, and
+    # the reason names the case.
+    monkeypatch.setattr(confirm, "_run_cvc5", lambda script, seconds: ("unknown", "timeout", {}))
+    code, out = run_verify(argv, capsys)
+    for r in _results(out):
+        assert r["confirmation"]["verdict"] == "z3 only"
+        assert r["confirmation"]["method"] == "IntAux"
+        assert "restated, sign case D >0: unknown timeout" in r["confirmation"]["reason"]
+    # A Z3 that does not refute a case: no restatement (cvc5 gets the purified text).
+    monkeypatch.setattr(confirm, "check_query", lambda assertions, seconds: (z3.unknown, None))
+    code, out = run_verify(argv, capsys)
+    for r in _results(out):
+        assert "z3 unknown" in r["confirmation"]["reason"]

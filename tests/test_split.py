@@ -22,7 +22,7 @@ from quorem.verify.division import division_axioms, native_division, sign_set  #
 from quorem.verify.encode import encode_rule  # noqa: E402
 from quorem.verify.prove import (  # noqa: E402
     Obligation,
-    _check,
+    check_query,
     obligations_of,
     prove,
     split_queries,
@@ -41,9 +41,9 @@ SEMANTICS = (Semantics.FLOOR, Semantics.TRUNC, Semantics.EUCLID)
 
 
 def _unsat_z3(assertions: list[object]) -> bool:
-    """Z3's answer on the text, with quorem verify's restart schedule (prove._check)."""
+    """Z3's answer on the text, with quorem verify's restart schedule (prove.check_query)."""
     parsed = list(z3.parse_smt2_string(smt2_text(assertions)))  # type: ignore[arg-type]
-    answer, _ = _check(parsed, 20.0)
+    answer, _ = check_query(parsed, 20.0)
     return bool(answer == z3.unsat)
 
 
@@ -228,6 +228,18 @@ def test_nested_div_native_split_both_solvers() -> None:
         _both_refute(list(assertions))
 
 
+@pytest.mark.parametrize("name", ["congruence-div-lone-down", "congruence-mod"])
+def test_congruence_native_split_both_solvers(name: str) -> None:
+    """The bucket argument (``vmin(s) // D == vmax(s) // D``): every case refuted by both
+    solvers, through the ``monotone`` instances on the range's bounds."""
+    rule = quorem.default_ruleset().rule(name)
+    obs = [o for o in obligations_of(rule, 2) if o.kind == "equivalence"]
+    assert obs
+    for ob in obs:
+        for _, assertions in queries(ob, VARIANTS["native-split"]):
+            _both_refute(list(assertions))
+
+
 @pytest.mark.parametrize("encoding", ["native", "native-split"])
 def test_prove_with_encoding(encoding: str) -> None:
     rule = quorem.default_ruleset().rule("nested-div")
@@ -277,5 +289,5 @@ def test_split_of_an_unsound_rule_has_a_satisfiable_case(path: Path) -> None:
     for ob in obligations_of(rule, 2, "native-split"):
         if ob.kind != "equivalence":
             continue
-        answers = [_check(assertions, 20.0)[0] for _, assertions in split_queries(ob)]
+        answers = [check_query(assertions, 20.0)[0] for _, assertions in split_queries(ob)]
         assert z3.sat in answers, answers

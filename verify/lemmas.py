@@ -20,6 +20,7 @@ __all__ = [
     "LEMMAS",
     "STEPS",
     "instances",
+    "monotone",
     "multiplier",
     "nested_division",
     "scaled_exact",
@@ -51,6 +52,16 @@ def shift_multiple(n: Any, m: Any, d: Any, k: Any) -> Any:
         z3.And(d > 0, n == m + d * k),
         z3.And(n / d == m / d + k, n % d == m % d),
     )
+
+
+def monotone(n1: Any, n2: Any, d: Any) -> Any:
+    """``d > 0, n1 <= n2  ->  div(n1, d) <= div(n2, d)``: division is monotone in the numerator.
+
+    With the bound of a value's range (``vmin(s) <= s``) it carries a guard about the
+    bounds' quotients (``vmin(s) // D == vmax(s) // D``) to the value's own quotient: the
+    bucket argument of the congruence rules.
+    """
+    return z3.Implies(z3.And(d > 0, n1 <= n2), n1 / d <= n2 / d)
 
 
 def scaled_exact(x: Any, d: Any, f: Any) -> Any:
@@ -98,6 +109,7 @@ STEPS: Final[dict[str, Callable[..., list[Any]]]] = {"small-offset": small_offse
 LEMMAS: Final[dict[str, tuple[int, Callable[..., Any]]]] = {
     "nested-division": (4, nested_division),
     "shift-multiple": (4, shift_multiple),
+    "monotone": (3, monotone),
     "scaled-exact": (3, scaled_exact),
     "scaled-factor": (4, scaled_factor),
     "small-offset": (7, small_offset),
@@ -132,16 +144,10 @@ def instances(formulas: Sequence[Any]) -> list[Any]:
       ``d == g*e`` and each coefficient of the smaller numerator ``x == g*k`` (a gcd).
     """
     divs = list(_divisions(formulas))
-    by_numerator: dict[int, list[Any]] = {}
-    by_divisor: dict[int, list[Any]] = {}
-    for e in divs:
-        n, d = e.children()
-        if not any(x.arg(1).eq(d) for x in by_numerator.get(n.get_id(), [])):
-            by_numerator.setdefault(n.get_id(), []).append(e)
-        if not any(x.arg(0).eq(n) for x in by_divisor.get(d.get_id(), [])):
-            by_divisor.setdefault(d.get_id(), []).append(e)
-    out: list[Any] = []
-    seen: set[int] = set()
+    bounds = _bound_instances(formulas, divs)  # adds the quotients they introduce
+    by_numerator, by_divisor = _grouped(divs)
+    out: list[Any] = list(bounds)
+    seen: set[int] = {f.get_id() for f in out}
 
     def add(fact: Any) -> None:
         if fact.get_id() not in seen:
@@ -197,6 +203,63 @@ def instances(formulas: Sequence[Any]) -> list[Any]:
                     for x, k, f in products:
                         add(scaled_factor(x, g, k, f))
                     add(small_offset(n1, n2, c, g, e, m, d))
+    return out
+
+
+def _grouped(divs: Sequence[Any]) -> tuple[dict[int, list[Any]], dict[int, list[Any]]]:
+    """The divisions by numerator and by divisor (ids), one per divisor or numerator."""
+    by_numerator: dict[int, list[Any]] = {}
+    by_divisor: dict[int, list[Any]] = {}
+    for e in divs:
+        n, d = e.children()
+        if not any(x.arg(1).eq(d) for x in by_numerator.get(n.get_id(), [])):
+            by_numerator.setdefault(n.get_id(), []).append(e)
+        if not any(x.arg(0).eq(n) for x in by_divisor.get(d.get_id(), [])):
+            by_divisor.setdefault(d.get_id(), []).append(e)
+    return by_numerator, by_divisor
+
+
+def _comparisons(formulas: Sequence[Any]) -> Iterator[tuple[Any, Any]]:
+    """``(lo, hi)`` per asserted ``lo <= hi`` (or ``<``, ``>=``, ``>``), in conjunctions too."""
+    todo = list(formulas)
+    while todo:
+        f = todo.pop()
+        if z3.is_and(f):
+            todo.extend(f.children())
+        elif z3.is_le(f) or z3.is_lt(f):
+            yield f.arg(0), f.arg(1)
+        elif z3.is_ge(f) or z3.is_gt(f):
+            yield f.arg(1), f.arg(0)
+
+
+def _bound_instances(formulas: Sequence[Any], divs: list[Any]) -> list[Any]:
+    """``monotone`` for each asserted bound ``lo <= hi`` of a numerator the query divides.
+
+    ``div(lo, d)`` in the query gives ``div(lo, d) <= div(hi, d)`` (``div(-hi, d) <=
+    div(-lo, d)`` for a numerator ``-lo``, as a negative divisor's branch writes it), and
+    the same for ``hi``: the other side's quotient may be new to the query, which is the
+    point (the quotient of the value a range bounds). Such quotients are appended to
+    ``divs``, for the other lemmas to relate.
+    """
+    out: list[Any] = []
+    seen: set[int] = set()
+    for lo, hi in _comparisons(formulas):
+        for e in divs:
+            if not z3.is_app_of(e, z3.Z3_OP_IDIV):
+                continue
+            n, d = e.children()
+            negated = z3.is_app_of(n, z3.Z3_OP_UMINUS)
+            inner = n.arg(0) if negated else n
+            if not (inner.eq(lo) or inner.eq(hi)):
+                continue
+            fact = monotone(-hi, -lo, d) if negated else monotone(lo, hi, d)
+            if fact.get_id() not in seen:
+                seen.add(fact.get_id())
+                out.append(fact)
+    for fact in out:
+        for quotient in fact.arg(1).children():
+            if not any(x.eq(quotient) for x in divs):
+                divs.append(quotient)
     return out
 
 

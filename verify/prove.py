@@ -42,6 +42,7 @@ __all__ = [
     "SPLIT_METHOD",
     "Obligation",
     "ProofResult",
+    "check_query",
     "counterexample_report",
     "fresh_z3_context",
     "obligation_query",
@@ -185,7 +186,7 @@ _SCHEDULE: Final = (
 _SEED_STRIDE: Final = 1000
 
 
-def _check(
+def check_query(
     premises: list[z3.BoolRef], timeout: float, seed: int = 0, rlimit: int | None = None
 ) -> tuple[Any, z3.Solver]:
     """Z3's answer on ``premises`` by the restart schedule above, and the deciding solver."""
@@ -374,7 +375,7 @@ def _prove_split(q: _Query, timeout: float) -> ProofResult | None:
     for _, assertions in cases:
         # A share of the budget: the cases Z3 refutes take well under a second
         # (benchmarks/nonlinear.py), and a case it cannot refute delays the default.
-        answer, _ = _check(assertions, timeout * _SPLIT_SHARE, q.seed, _share(q.rlimit, 2))
+        answer, _ = check_query(assertions, timeout * _SPLIT_SHARE, q.seed, _share(q.rlimit, 2))
         if answer != z3.unsat:
             return None
     # Vacuity on the default statement's premises (q's): the cases' premises together
@@ -447,7 +448,7 @@ def _satisfiable(
     """
     if _witnessed(premises):
         return z3.sat
-    answer, v = _check(premises, timeout, seed, rlimit)
+    answer, v = check_query(premises, timeout, seed, rlimit)
     for k in (8, 64, 4096):
         if answer != z3.unknown:
             break
@@ -570,7 +571,9 @@ class _Query:
         ob, enc = self.ob, self.enc
         rlimit = self.rlimit if rlimit is None else rlimit
         # Fresh solvers per query: Z3's incremental mode is much weaker on these.
-        answer, s = _check(_assertions(self.premises, extra, self.goal), timeout, self.seed, rlimit)
+        answer, s = check_query(
+            _assertions(self.premises, extra, self.goal), timeout, self.seed, rlimit
+        )
         if answer == z3.unsat:
             vacuous = self.attempt_vacuity(timeout, extra, rlimit)
             return vacuous or ProofResult(ob, proven, method, self.elapsed())
