@@ -378,15 +378,17 @@ def test_a_proof_by_sign_cases_is_confirmed_case_by_case(
     [r] = _results(out)
     assert "native-split (" in r["method"]
     assert r["confirmation"]["verdict"] == "z3+cvc5", r["confirmation"]
-    # One case cvc5 cannot decide leaves the proof to Z3 alone, and names the case.
-    answers = iter(["unsat", "unknown"] + ["unsat"] * 20)
-    monkeypatch.setattr(
-        confirm, "_run_cvc5", lambda script, seconds: (next(answers), "timeout", {})
-    )
+
+    # One case cvc5 cannot decide (in any of its statements) leaves the proof to Z3
+    # alone, and names the case.
+    def one_case_unknown(script: Any, seconds: float) -> tuple[str, str, dict[str, int]]:
+        return ("unknown" if "sign case: B >0, C <0" in script.text else "unsat", "timeout", {})
+
+    monkeypatch.setattr(confirm, "_run_cvc5", one_case_unknown)
     code, out = run_verify(argv, capsys)
     [r] = _results(out)
     assert r["confirmation"]["verdict"] == "z3 only"
-    assert ">0" in r["confirmation"]["reason"] or "<0" in r["confirmation"]["reason"]
+    assert "sign case B >0, C <0: unknown timeout" in r["confirmation"]["reason"]
 
 
 @needs_cvc5
@@ -417,3 +419,70 @@ def test_a_purified_proof_is_confirmed_through_its_sign_cases(
     code, out = run_verify(argv, capsys)
     for r in _results(out):
         assert "z3 unknown" in r["confirmation"]["reason"]
+
+
+# ------------------------------------------------------- searches: termination, intervals
+def test_recording_keeps_the_refuted_queries_only() -> None:
+    from quorem.verify.record import decided, recording
+
+    x = z3.Int("x")
+    refuted, satisfied = z3.Solver(), z3.Solver()
+    refuted.add(x > 0, x < 0)
+    satisfied.add(x > 0)
+    assert decided(refuted) == z3.unsat  # not recording: nothing kept, nothing fails
+    with recording() as outer:
+        with recording() as inner:
+            assert decided(refuted) == z3.unsat
+        assert decided(satisfied) == z3.sat
+        assert decided(refuted) == z3.unsat
+    assert [str(q) for q in inner] == ["[x > 0, x < 0]"]
+    assert len(outer) == 1
+
+
+@needs_cvc5
+def test_a_search_is_confirmed_query_by_query(
+    cache_dir: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Termination: cvc5 refutes each query the measure's proof rested on; the nested
+    order of a rule it decides by computing rests on none. Cached like proofs."""
+    argv = ["--rule", "max-of-same", "--obligation", "termination"]
+    argv += ["--obligation", "termination-context", "--confirm", "cvc5", "--json"]
+    code, out = run_verify(argv, capsys)
+    assert code == cli.EXIT_PROVEN, out
+    by_kind = {r["obligation"]: r["confirmation"] for r in _results(out)}
+    assert by_kind["termination"]["verdict"] == "z3+cvc5"
+    assert re.search(r": [1-9]\d* queries$", by_kind["termination"]["method"])
+    assert by_kind["termination-context"]["verdict"] == "no query"
+    summary = json.loads(out)["summary"]["confirmation"]
+    assert (summary["z3+cvc5"], summary["no query"], summary["not checked"]) == (1, 1, 0)
+    # Cached: not proven again, confirmations kept.
+    monkeypatch.setattr(confirm, "_run_cvc5", lambda script, seconds: 1 / 0)
+    code, out = run_verify(argv, capsys)
+    assert all(r["confirmation"]["cached"] for r in _results(out))  # no cvc5 call
+    # A query cvc5 satisfies: DISAGREE, the run fails, the query is shown.
+    monkeypatch.setattr(confirm, "_run_cvc5", lambda script, seconds: ("sat", "", {"x": 1}))
+    code, out = run_verify([*argv, "--no-cache"], capsys)
+    assert code == cli.EXIT_UNSOUND, out
+    [r] = [r for r in _results(out) if r["obligation"] == "termination"]
+    assert r["status"] == "disagree"
+    code, out = run_verify([*argv[:-1], "--no-cache"], capsys)
+    assert "DISAGREE" in out and "cvc5 satisfies a query Z3 refuted" in out, out
+
+
+@needs_cvc5
+def test_an_interval_proof_is_confirmed_query_by_query(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from quorem.verify import jobs as jobs_module
+
+    seen: list[str] = []
+
+    def spy(script: Any, seconds: float) -> tuple[str, str, dict[str, int]]:
+        seen.append(script.text)
+        return "unsat", "", {}
+
+    monkeypatch.setattr(confirm, "_run_cvc5", spy)
+    job = jobs_module.Job(("interval",), "max", checks=jobs_module.Checks(confirm="cvc5"))
+    [r] = jobs_module._run(job, {})
+    assert r["status"] == "proven" and r["confirmation"]["verdict"] == "z3+cvc5"
+    assert seen and len(seen) == len(set(seen))  # each distinct query once

@@ -30,6 +30,8 @@ from quorem.verify.confirm import (
     CONFIRMERS,
     DEFAULT_CONFIRM_TIMEOUT,
     DISAGREE,
+    NO_ANSWER,
+    NO_QUERY,
     Z3_ONLY,
     ConfirmerMissingError,
     confirm_key,
@@ -221,13 +223,15 @@ def verify_rules(
         Job.of([obs[i] for i in slot], timeout, checks, [given[i] for i in slot]) for slot in slots
     ]
     interval_hit = cache.lookup(_interval_key()) if cache and intervals else None
+    if interval_hit is not None and checks.confirm and not _intervals_confirmed(interval_hit):
+        interval_hit = None  # proven again, recording the queries to confirm
     first_interval = len(results)
     if interval_hit is not None:
         results += [{**r, "cached": True} for r in interval_hit["results"]]
     elif intervals:
         for name in interval_obligations():
             slots.append([len(results)])
-            work.append(Job(("interval",), name))
+            work.append(Job(("interval",), name, checks=checks))
             results.append(None)
     if progress:
         for r in results:
@@ -256,6 +260,15 @@ def verify_rules(
         if cache is not None:
             cache.save()
     return [r for r in results if r is not None]
+
+
+def _intervals_confirmed(hit: dict[str, Any]) -> bool:
+    """Whether every proven interval result cached has a definite confirmation."""
+    return all(
+        r.get("confirmation", {}).get("answer") in ("sat", "unsat")
+        for r in hit["results"]
+        if r["status"] == "proven"
+    )
 
 
 _TERMINATION_KINDS: Final = ("termination", NESTED_OBLIGATION)
@@ -289,8 +302,7 @@ def _from_cache(
         known = None
         if cache is not None and hit is not None:
             known = {**hit, "file": ob.rule.file, "line": ob.rule.line, "cached": True}
-            if ob.kind in OBLIGATIONS:
-                _cached_checks(cache, key, known, checks, version)
+            _cached_checks(cache, key, known, checks, version)
             if not _lacks_checks(ob, known, checks):
                 results.append(_outcome(known, checks))
                 given.append(None)
@@ -328,10 +340,8 @@ def _cached_checks(
 
 def _lacks_checks(ob: Obligation, r: dict[str, Any], checks: Checks) -> bool:
     """Whether the cached result ``r`` still needs a seed run or a confirmation."""
-    if ob.kind not in OBLIGATIONS:
-        return False
     seeds = r.get("seeds", {})
-    if any(str(seed) not in seeds for seed in range(1, checks.seeds)):
+    if ob.kind in OBLIGATIONS and any(str(seed) not in seeds for seed in range(1, checks.seeds)):
         return True
     return bool(checks.confirm) and expected_answer(r) is not None and "confirmation" not in r
 
@@ -346,7 +356,7 @@ def _remember_checks(
     c = r.get("confirmation")
     ckey = _confirm_key(key, r, checks, version) if c and checks.confirm else None
     # Unknown (``z3 only``) is not cached: a longer limit may confirm it.
-    if c and ckey and not c.get("cached") and c["answer"] in ("sat", "unsat"):
+    if c and ckey and not c.get("cached") and c["answer"] in ("sat", "unsat", NO_ANSWER):
         cache.store(ckey, c)
 
 
@@ -399,8 +409,7 @@ def _remember(
 
     And its definite checks, each under its own key (:func:`_remember_checks`).
     """
-    if ob.kind in OBLIGATIONS:
-        _remember_checks(cache, key, r, checks, version)
+    _remember_checks(cache, key, r, checks, version)
     if r.get("cached"):
         return
     entry = {k: v for k, v in r.items() if k not in ("file", "line", *_CHECK_FIELDS)}
@@ -447,6 +456,7 @@ def _summary(
         out["confirmation"] = {
             "solver": checks.confirm,
             **{v: verdicts.count(v) for v in (f"z3+{checks.confirm}", Z3_ONLY, DISAGREE)},
+            NO_QUERY: verdicts.count(NO_QUERY),
             # Decided by Z3 but not by one query (on the grid, termination, intervals).
             "not checked": sum(
                 r["status"] in {*PROVEN_STATUSES, "unsound"} and not r.get("confirmation")
@@ -631,7 +641,8 @@ def _confirmation_line(c: dict[str, Any]) -> str:
     solver = c["solver"]
     return (
         f"{solver}: {c[f'z3+{solver}']} confirmed (z3+{solver}), {c[Z3_ONLY]} z3 only, "
-        f"{c[DISAGREE]} disagree, {c['not checked']} not checked; "
+        f"{c[DISAGREE]} disagree, {c[NO_QUERY]} decided without a query, "
+        f"{c['not checked']} not checked; "
         f"{solver} {c['seconds']:.1f} s for Z3's {c['z3 seconds']:.1f} s"
     )
 

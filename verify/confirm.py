@@ -22,6 +22,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import time
+from collections.abc import Sequence
 from typing import Any, Final
 
 import z3
@@ -39,9 +40,12 @@ from quorem.verify.smtlib import Script, UnsupportedTermError, obligation_script
 __all__ = [
     "CONFIRMERS",
     "DEFAULT_CONFIRM_TIMEOUT",
+    "NO_ANSWER",
+    "NO_QUERY",
     "ConfirmerMissingError",
     "confirm",
     "confirm_key",
+    "confirm_queries",
     "confirmer_version",
     "expected_answer",
 ]
@@ -50,10 +54,16 @@ CONFIRMERS: Final = ("cvc5",)
 DEFAULT_CONFIRM_TIMEOUT: Final = 20.0
 DISAGREE: Final = "disagree"
 Z3_ONLY: Final = "z3 only"
+NO_QUERY: Final = "no query"  # a proof no solver answer decided: nothing to confirm
+NO_ANSWER: Final = "none"
 
 # The methods whose result is one query's answer (obligation_query rebuilds it); a grid
 # result or a vacuity verdict is not one query, and is not confirmed.
 _ONE_QUERY: Final = ("IntAux", "IntAux64", "IntAux, values in int64")
+
+
+# Obligations proven by a search whose every step is a Z3 ``unsat``.
+_SEARCHES: Final = ("termination", "termination-context", "interval")
 
 
 def _is_split(method: object) -> bool:
@@ -96,6 +106,9 @@ def confirm_key(proof_key: str, method: str, expected: str, solver: str, version
 def expected_answer(result: dict[str, Any]) -> str | None:
     """The answer Z3 gave on the query (or sign cases) that decided ``result``; else None."""
     method = result.get("method")
+    if str(result.get("obligation", "")).split(" ", 1)[0] in _SEARCHES:  # "termination k=2"
+        # Its answers the proof recorded (confirm_queries): each one unsat.
+        return "unsat" if result.get("status") in PROVEN_STATUSES else None
     if method not in _ONE_QUERY and not _is_split(method):
         return None
     if result.get("status") in PROVEN_STATUSES:
@@ -177,7 +190,7 @@ def confirm(
     confirmed = method
     try:
         if _is_split(method):
-            answer, reason, raw = _confirm_cases(ob, timeout)
+            answer, reason, raw = _confirm_restated(ob, timeout)
         else:
             answer, reason, raw = "unknown", "", {}
             if expected == "unsat" and _restatable(ob):
@@ -213,26 +226,66 @@ def confirm(
     return out
 
 
-def _confirm_cases(ob: Obligation, timeout: float) -> tuple[str, str, dict[str, int | bool]]:
-    """cvc5 on each sign case Z3 refuted: ``unsat`` if it refutes every one.
+def confirm_queries(
+    queries: Sequence[Sequence[Any]], method: str, solver: str, timeout: float
+) -> dict[str, Any]:
+    """``solver``'s check of each query a search-based proof rests on (Z3 refuted each).
 
-    The same queries, text for text, that ``--encoding native-split`` gave Z3 (together
-    they cover every integer assignment, checked when they are built). ``sat`` with the
-    model of the first case cvc5 satisfies; else ``unknown`` naming the cases it left.
-    Each case gets ``timeout`` of its own.
+    ``queries`` are the assertions of the ``unsat`` answers a termination or interval
+    proof recorded (:mod:`quorem.verify.record`), each sent once (equal texts once) with
+    ``timeout`` of its own. The confirmation's JSON as :func:`confirm`'s, its ``method``
+    saying how many queries; ``disagree`` when the solver satisfies one (its ``report``
+    shows the query and the model: there is no rule instance to replay it on). A proof
+    that rested on no query (decided by computing, as the nested order's syntactic
+    cases are) gets the verdict ``no query`` and the answer ``none``.
     """
-    left = []
-    for case, assertions in split_queries(ob):
-        label = ", ".join(f"{n} {rel}" for n, rel in case.items()) or "-"
-        script = to_smtlib(assertions, comments=[f"sign case: {label}", "expected: unsat"])
-        answer, reason, raw = _run_cvc5(script, timeout)
-        if answer == "sat":
-            return "sat", f"sign case {label}", raw
-        if answer != "unsat":
-            left.append(f"{label}: {reason}")
-    if left:
-        return "unknown", "; ".join(left), {}
-    return "unsat", "", {}
+    texts: dict[str, Script] = {}
+    for assertions in queries:
+        script = to_smtlib(list(assertions), comments=["expected: unsat"])
+        texts.setdefault(script.text, script)
+    if not texts:
+        return {
+            "solver": solver,
+            "version": confirmer_version(solver),
+            "method": f"{method}: 0 queries",
+            "expected": "unsat",
+            "answer": NO_ANSWER,
+            "verdict": NO_QUERY,
+            "seconds": 0.0,
+            "reason": "decided without a solver query",
+        }
+    start = time.perf_counter()
+    answer, reason, left = "unsat", "", 0
+    for i, script in enumerate(texts.values()):
+        try:
+            got, why, model = _run_cvc5(script, timeout)
+        except (UnsupportedTermError, RuntimeError) as exc:
+            got, why, model = "error", f"{type(exc).__name__}: {exc}", {}
+        if got == "sat":
+            answer = "sat"
+            reason = f"query {i + 1} of {len(texts)} satisfiable"
+            shown = ", ".join(f"{k} = {v}" for k, v in sorted(model.items()))
+            report = f"{solver} satisfies a query Z3 refuted ({method}): {shown}\n{script.text}"
+            break
+        if got != "unsat":
+            left += 1
+            answer = "unknown"
+            reason = reason or f"query {i + 1} of {len(texts)}: {got} {why}".rstrip()
+    out: dict[str, Any] = {
+        "solver": solver,
+        "version": confirmer_version(solver),
+        "method": f"{method}: {len(texts)} queries",
+        "expected": "unsat",
+        "answer": answer,
+        "verdict": f"z3+{solver}" if answer == "unsat" else Z3_ONLY,
+        "seconds": round(time.perf_counter() - start, 4),
+        "reason": f"{reason} ({left} left)" if left > 1 else reason,
+    }
+    if answer == "sat":
+        out["verdict"] = DISAGREE
+        out["model"] = None
+        out["report"] = report
+    return out
 
 
 def _restatable(ob: Obligation) -> bool:
@@ -242,26 +295,57 @@ def _restatable(ob: Obligation) -> bool:
     return bool(split_plan(ob.rule, ob.semantics, ob.arity))
 
 
+# The statements of a sign case tried, in order: with every lemma instance, without
+# those on range bounds (they distract cvc5 on a few rules that need none), without any.
+# Each is the same case (the instances are valid facts), and both solvers read its text.
+_LEMMA_SETS: Final = ((True, True), (True, False), (False, False))
+
+
 def _confirm_restated(ob: Obligation, timeout: float) -> tuple[str, str, dict[str, int | bool]]:
     """Both solvers on the sign cases of ``ob``, each case from one SMT-LIB text.
 
-    For a proof Z3 found by another statement (the purified one): the sign cases are the
-    same obligation (they cover every assignment; native division is the purified one,
-    ``tests/test_split.py``), and each case's text is read back by Z3 and given to cvc5,
-    so neither solver trusts the other's work. ``unsat`` when both refute every case;
-    ``sat`` never (a model of a case is left to the proof's own text, whose answer
-    Z3 gave); ``unknown`` naming the first case either solver left.
+    The sign cases are the same obligation (they cover every assignment; native division
+    is the purified one, ``tests/test_split.py``): for a proof Z3 found by the purified
+    statement, a restatement; for a proof by sign cases (``--encoding native-split``),
+    the cases it proved. Each case's text is read back by Z3 and given to cvc5, so
+    neither solver trusts the other's work; a case is confirmed when both refute one of
+    its statements (:data:`_LEMMA_SETS`). ``unsat`` when every case is; ``sat`` (with
+    cvc5's model) when cvc5 satisfies a statement of a case; else ``unknown`` naming the
+    first case left and why.
     """
-    for case, assertions in split_queries(ob):
+    variants = [split_queries(ob, lemmas, bounds) for lemmas, bounds in _LEMMA_SETS]
+    for i, (case, _) in enumerate(variants[0]):
         label = ", ".join(f"{n} {rel}" for n, rel in case.items()) or "-"
-        script = to_smtlib(assertions, comments=[f"sign case: {label}", "expected: unsat"])
-        z3_answer, _ = check_query(list(z3.parse_smt2_string(script.text)), timeout)
-        if z3_answer != z3.unsat:
-            return "unknown", f"restated, sign case {label}: z3 {z3_answer}", {}
-        answer, reason, _ = _run_cvc5(script, timeout)
-        if answer != "unsat":
-            return "unknown", f"restated, sign case {label}: {answer} {reason}".rstrip(), {}
+        why = ""
+        for statement in variants:
+            assertions = statement[i][1]
+            script = to_smtlib(assertions, comments=[f"sign case: {label}", "expected: unsat"])
+            z3_answer, z3_solver = check_query(list(z3.parse_smt2_string(script.text)), timeout)
+            if z3_answer == z3.sat:
+                # Z3 refuted the obligation's other statement: one of the two texts is
+                # not the obligation. Shown as a disagreement, with Z3's model.
+                return "sat", f"z3 satisfies sign case {label}", _z3_model(z3_solver.model())
+            if z3_answer != z3.unsat:
+                why = why or f"restated, sign case {label}: z3 {z3_answer}"
+                continue
+            answer, reason, raw = _run_cvc5(script, timeout)
+            if answer == "sat":
+                return "sat", f"sign case {label}", raw
+            if answer == "unsat":
+                break
+            why = why or f"restated, sign case {label}: {answer} {reason}".rstrip()
+        else:
+            return "unknown", why, {}
     return "unsat", "", {}
+
+
+def _z3_model(model: z3.ModelRef) -> dict[str, int | bool]:
+    out: dict[str, int | bool] = {}
+    for d in model.decls():
+        v = model[d]
+        if d.arity() == 0 and z3.is_int_value(v):
+            out[d.name()] = v.as_long()
+    return out
 
 
 def _disagreement(

@@ -22,6 +22,7 @@ import z3
 from quorem.engine import interval as iv
 from quorem.engine import term
 from quorem.engine.ops import Op
+from quorem.verify.record import decided
 
 __all__ = ["IntervalProof", "interval_obligations", "prove_interval"]
 
@@ -59,7 +60,7 @@ class _Explorer:
         s = z3.Solver()
         s.set("timeout", 5000)
         s.add(*self.facts, *self.path, *extra)
-        answer = s.check()
+        answer = decided(s)
         return answer != z3.unsat, s.model() if answer == z3.sat else None
 
     def decide(self, cond: Any) -> bool:
@@ -270,7 +271,7 @@ def _violation(facts: list[Any], value: Any, lo: Any, hi: Any) -> dict[str, int]
     s = z3.Solver()
     s.set("timeout", 20000)
     s.add(*facts, z3.Not(z3.And(*inside)))
-    answer = s.check()
+    answer = decided(s)
     if answer == z3.unsat:
         return None
     if answer == z3.unknown:

@@ -21,7 +21,7 @@ from quorem.engine.ops import Semantics
 from quorem.engine.rule import Rule
 from quorem.engine.rulefile import load_rule_files
 from quorem.rules import constraint_rule_files, lowering_rule_files, rule_files
-from quorem.verify.confirm import confirm
+from quorem.verify.confirm import confirm, confirm_queries, expected_answer
 from quorem.verify.interrupt import ignore_interrupts
 from quorem.verify.intervals import IntervalProof, prove_interval
 from quorem.verify.prove import (
@@ -33,6 +33,7 @@ from quorem.verify.prove import (
     result_json,
     verdict,
 )
+from quorem.verify.record import recording
 from quorem.verify.termination import NESTED_OBLIGATION, check_nested, check_termination
 
 __all__ = ["Checks", "Job", "extra_checks", "interval_job_result", "load_rules", "run_jobs"]
@@ -69,9 +70,11 @@ class Job:
     proves the transfer function ``name``; the rule fields are then unused.
 
     After the proofs, the ``equivalence`` and ``int64`` results get the extra ``checks``
-    (:func:`extra_checks`): Z3 seeds 1..``seeds - 1`` and the ``confirm`` solver. An
-    entry of ``given`` (one per kind, or empty) is a result already known (cached),
-    which is not proven again: only the checks it lacks are run.
+    (:func:`extra_checks`): Z3 seeds 1..``seeds - 1`` and the ``confirm`` solver; the
+    searches (termination, intervals) get the ``confirm`` solver's check of the queries
+    they rested on. An entry of ``given`` (one per kind, or empty) is a result already
+    known (cached), which is not proven again: only the checks it lacks are run (a
+    search is run again, for its queries).
     """
 
     kinds: tuple[str, ...]
@@ -146,23 +149,37 @@ def interval_job_result(proof: IntervalProof) -> dict[str, Any]:
 
 def _run_once(job: Job, rules: dict[str, Rule]) -> list[dict[str, Any]]:
     if job.kinds == ("interval",):
-        return [interval_job_result(prove_interval(job.name))]
+        with recording() as queries:
+            proof = prove_interval(job.name)
+        return [_confirmed(interval_job_result(proof), queries, job.checks)]
     sem = Semantics(job.semantics) if job.semantics else None
     out = []
     for i, kind in enumerate(job.kinds):
         known = job.given[i] if job.given else None
-        if known is not None:
+        # A search's confirmation needs the queries it rests on: the proof is run again.
+        if known is not None and kind in OBLIGATIONS:
             out.append(dict(known))
             continue
         ob = Obligation(rules[job.name], sem, job.arity, kind, job.encoding)
-        if kind == "termination":
-            r = check_termination(ob, job.timeout)
-        elif kind == NESTED_OBLIGATION:
-            r = check_nested(ob, job.timeout)
-        else:
-            r = prove(ob, job.timeout)
-        out.append({**result_json(r), "report": _located(r)})
+        with recording() as queries:
+            if kind == "termination":
+                r = check_termination(ob, job.timeout)
+            elif kind == NESTED_OBLIGATION:
+                r = check_nested(ob, job.timeout)
+            else:
+                r = prove(ob, job.timeout)
+        result = {**result_json(r), "report": _located(r)}
+        out.append(_confirmed(result, queries, job.checks) if kind not in OBLIGATIONS else result)
     return out
+
+
+def _confirmed(r: dict[str, Any], queries: list[list[Any]], checks: Checks) -> dict[str, Any]:
+    """``r`` with the confirming solver's check of the queries its search rested on."""
+    if checks.confirm and expected_answer(r) == "unsat":
+        r["confirmation"] = confirm_queries(
+            queries, str(r["method"]), checks.confirm, checks.confirm_timeout
+        )
+    return r
 
 
 def _located(r: ProofResult) -> str:

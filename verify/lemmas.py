@@ -130,7 +130,7 @@ def _divisions(formulas: Sequence[Any]) -> Iterator[Any]:
         todo.extend(e.children())
 
 
-def instances(formulas: Sequence[Any]) -> list[Any]:
+def instances(formulas: Sequence[Any], bounds: bool = True) -> list[Any]:
     """Instances of :data:`LEMMAS` over the divisions in ``formulas``.
 
     * ``nested-division``: for each ``div(div(n, a), c)`` (or ``mod`` outside) and each
@@ -141,12 +141,15 @@ def instances(formulas: Sequence[Any]) -> list[Any]:
       because the query divides the coefficient ``x`` by ``d``;
     * ``small-offset`` (and ``scaled-factor`` for its products): for two divisions by
       ``d`` whose numerators differ by one name or number ``c``, where the query factors
-      ``d == g*e`` and each coefficient of the smaller numerator ``x == g*k`` (a gcd).
+      ``d == g*e`` and each coefficient of the smaller numerator ``x == g*k`` (a gcd);
+    * ``monotone`` (with ``bounds``): for each asserted bound ``lo <= hi`` of a numerator
+      the query divides, relating the quotients of both sides (:func:`_bound_instances`).
     """
     divs = list(_divisions(formulas))
-    bounds = _bound_instances(formulas, divs)  # adds the quotients they introduce
+    # The bound instances add the quotients they introduce to divs.
+    monotone_facts = _bound_instances(formulas, divs) if bounds else []
     by_numerator, by_divisor = _grouped(divs)
-    out: list[Any] = list(bounds)
+    out: list[Any] = list(monotone_facts)
     seen: set[int] = {f.get_id() for f in out}
 
     def add(fact: Any) -> None:

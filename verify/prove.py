@@ -325,14 +325,15 @@ _VACUOUS: Final = ("vacuous", "vacuity-unknown")
 
 
 def split_queries(
-    ob: Obligation, lemmas: bool = True
+    ob: Obligation, lemmas: bool = True, bounds: bool = True
 ) -> list[tuple[dict[str, str], list[z3.BoolRef]]]:
     """``ob`` as one query (assertions to refute) per sign case, in the native encoding.
 
     The cases are every combination of signs of :func:`quorem.verify.split.split_plan`:
     together they cover every integer assignment (checked), so ``ob`` holds if and only
     if every query is unsatisfiable. One case and no names: the unsplit native query.
-    ``lemmas``: add the instances of :mod:`quorem.verify.lemmas` to each query.
+    ``lemmas``: add the instances of :mod:`quorem.verify.lemmas` to each query (with
+    ``bounds``, those on the bounds of divided ranges too).
     """
     from quorem.verify.split import exhaustive, sign_cases, split_plan  # noqa: PLC0415
 
@@ -355,7 +356,7 @@ def split_queries(
         if lemmas:
             # Valid facts about div/mod (quorem.verify.lemmas), instantiated on the
             # query's own divisions.
-            refute = [*instances(refute), *refute]
+            refute = [*instances(refute, bounds), *refute]
         out.append((case, refute))
     return out
 

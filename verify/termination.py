@@ -203,6 +203,7 @@ from quorem.verify import encode
 from quorem.verify.cache import cache_key
 from quorem.verify.encode import encode_rule, has_sequence
 from quorem.verify.prove import DEFAULT_ARITY, DEFAULT_TIMEOUT, Obligation, ProofResult
+from quorem.verify.record import decided
 
 __all__ = [
     "COMPONENTS",
@@ -1358,7 +1359,7 @@ class _Solver:
         try:
             self.relaxed.set("timeout", max(1, int(timeout * 1000)))
             self.relaxed.add(claim)
-            if self.relaxed.check() == z3.unsat:
+            if decided(self.relaxed) == z3.unsat:
                 return z3.unsat, None, ""
         finally:
             self.relaxed.pop()
@@ -1380,7 +1381,7 @@ class _Solver:
         s.set("random_seed", 0)
         s.set("timeout", max(1, int(timeout * 1000)))
         s.add(*self.axioms, *premises, claim)
-        answer = s.check()
+        answer = decided(s)
         model = s.model() if answer == z3.sat else None
         why = s.reason_unknown() if answer == z3.unknown else ""
         return answer, model, why
