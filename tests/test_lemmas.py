@@ -27,12 +27,19 @@ def test_lemma_is_valid(name: str) -> None:
     if name not in STEPS:
         _both_refute([z3.Not(lemma)])
         return
-    # premises -> each claim; premises and claims -> conclusion.
+    # premises -> each claim; premises and claims -> conclusion. A claim (other, args)
+    # is an instance of another lemma, proven on its own.
     premises, conclusion = lemma.arg(0).children(), lemma.arg(1)
-    claims = STEPS[name](*xs)
-    for claim in claims:
+    facts = []
+    for claim in STEPS[name](*xs):
+        if isinstance(claim, tuple):
+            other, args = claim
+            assert other != name and other not in STEPS, other  # no cycles
+            facts.append(LEMMAS[other][1](*args))
+            continue
         _both_refute([*premises, z3.Not(claim)])
-    _both_refute([*premises, *claims, z3.Not(conclusion)])
+        facts.append(claim)
+    _both_refute([*premises, *facts, z3.Not(conclusion)])
 
 
 def test_multiplier() -> None:
@@ -81,3 +88,20 @@ def test_bounds_of_a_divided_numerator_give_monotone_instances() -> None:
     }
     # Without the bound, the lemma is not instantiated.
     assert not any("s" in str(f) for f in instances([lo / d == hi / d]))
+
+
+def test_instances_of_nested_mod() -> None:
+    """``mod(x, a)`` and ``mod(x, b)`` with ``a*k == b`` stated: the remainder by the factor,
+    and a remainder by ``b`` below ``a`` being its own; no factorization, no instance."""
+    x, a, b, k, r = z3.Ints("x a b k r")
+    facts = {str(f) for f in instances([x % a == r, x % b == r, a * k == b])}
+    assert str(z3.Implies(z3.And(a > 0, k != 0, b == a * k), (x % b) % a == x % a)) in facts
+    assert (
+        str(
+            z3.Implies(
+                z3.And(a > 0, x % b >= 0, x % b < a), z3.And((x % b) / a == 0, (x % b) % a == x % b)
+            )
+        )
+        in facts
+    )
+    assert not any("k" in f for f in {str(f) for f in instances([x % a == r, x % b == r])})

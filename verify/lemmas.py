@@ -23,9 +23,11 @@ __all__ = [
     "monotone",
     "multiplier",
     "nested_division",
+    "nested_mod",
     "scaled_exact",
     "scaled_factor",
     "shift_multiple",
+    "small_numerator",
     "small_offset",
 ]
 
@@ -64,6 +66,20 @@ def monotone(n1: Any, n2: Any, d: Any) -> Any:
     return z3.Implies(z3.And(d > 0, n1 <= n2), n1 / d <= n2 / d)
 
 
+def nested_mod(x: Any, a: Any, b: Any, k: Any) -> Any:
+    """``a > 0, k != 0, b == a*k  ->  mod(mod(x, b), a) == mod(x, a)``.
+
+    A remainder by a multiple keeps the remainder by the factor (``x - mod(x, b)`` is a
+    multiple of ``b``, so of ``a``): the residue classes of ``merge-residues``.
+    """
+    return z3.Implies(z3.And(a > 0, k != 0, b == a * k), (x % b) % a == x % a)
+
+
+def small_numerator(n: Any, d: Any) -> Any:
+    """``d > 0, 0 <= n < d  ->  div(n, d) == 0, mod(n, d) == n``."""
+    return z3.Implies(z3.And(d > 0, n >= 0, n < d), z3.And(n / d == 0, n % d == n))
+
+
 def scaled_exact(x: Any, d: Any, f: Any) -> Any:
     """``d > 0, mod(x, d) == 0  ->  x*f == d*(div(x, d)*f)``: an exact quotient, scaled.
 
@@ -100,9 +116,22 @@ def small_offset_steps(n1: Any, n2: Any, c: Any, g: Any, e: Any, m: Any, d: Any)
     return [n2 / d == m / e, n1 / d == m / e]
 
 
+def nested_mod_steps(x: Any, a: Any, b: Any, k: Any) -> list[Any]:
+    """``x`` is its remainder by ``b`` plus ``a*(k*div(x, b))``: a shift by a multiple."""
+    return [
+        x == x % b + a * (k * (x / b)),
+        ("shift-multiple", (x, x % b, a, k * (x / b))),
+    ]
+
+
 # Lemmas proven through intermediate claims: each claim follows from the lemma's
-# premises, and the lemma's conclusion from the premises and the claims.
-STEPS: Final[dict[str, Callable[..., list[Any]]]] = {"small-offset": small_offset_steps}
+# premises, and the lemma's conclusion from the premises and the claims. A claim
+# ``(name, args)`` is an instance of another lemma (valid: that lemma is proven on its
+# own).
+STEPS: Final[dict[str, Callable[..., list[Any]]]] = {
+    "small-offset": small_offset_steps,
+    "nested-mod": nested_mod_steps,
+}
 
 
 # name -> (number of variables, body): each proven valid by both solvers in a test.
@@ -110,6 +139,8 @@ LEMMAS: Final[dict[str, tuple[int, Callable[..., Any]]]] = {
     "nested-division": (4, nested_division),
     "shift-multiple": (4, shift_multiple),
     "monotone": (3, monotone),
+    "nested-mod": (4, nested_mod),
+    "small-numerator": (2, small_numerator),
     "scaled-exact": (3, scaled_exact),
     "scaled-factor": (4, scaled_factor),
     "small-offset": (7, small_offset),
@@ -166,6 +197,8 @@ def instances(formulas: Sequence[Any], bounds: bool = True) -> list[Any]:
             b = other.arg(1)
             if not b.eq(a):
                 add(nested_division(n, a, c, b))
+    for fact in _nested_mod_instances(formulas, by_numerator):
+        add(fact)
     zero = z3.IntVal(0)
     for group in by_divisor.values():
         d = group[0].arg(1)
@@ -206,6 +239,48 @@ def instances(formulas: Sequence[Any], bounds: bool = True) -> list[Any]:
                     for x, k, f in products:
                         add(scaled_factor(x, g, k, f))
                     add(small_offset(n1, n2, c, g, e, m, d))
+    return out
+
+
+def _nested_mod_instances(
+    formulas: Sequence[Any], by_numerator: dict[int, list[Any]]
+) -> Iterator[Any]:
+    """``nested-mod`` for ``mod(x, a)`` and ``mod(x, b)`` where the query states ``b == a*k``.
+
+    With ``small-numerator`` on the new ``mod(mod(x, b), a)``: a remainder by ``b``
+    known below ``a`` is its own remainder by ``a``.
+    """
+    products = _products(formulas)
+    for group in by_numerator.values():
+        mods = [e for e in group if z3.is_app_of(e, z3.Z3_OP_MOD)]
+        for outer in mods:
+            for inner in mods:
+                x, b = inner.children()
+                a = outer.arg(1)
+                for k in products.get(b.get_id(), {}).get(a.get_id(), []):
+                    yield nested_mod(x, a, b, k)
+                    yield small_numerator(inner, a)
+
+
+def _products(formulas: Sequence[Any]) -> dict[int, dict[int, list[Any]]]:
+    """The stated products ``b == a*k``: id of ``b`` -> id of ``a`` -> the ``k``s.
+
+    Either side, either factor order, in ``formulas`` and their conjunctions.
+    """
+    out: dict[int, dict[int, list[Any]]] = {}
+    todo = list(formulas)
+    while todo:
+        f = todo.pop()
+        if z3.is_and(f):
+            todo.extend(f.children())
+            continue
+        if not z3.is_eq(f):
+            continue
+        for b, p in (f.children(), reversed(f.children())):
+            if z3.is_mul(p) and p.num_args() == 2 and not z3.is_mul(b):
+                u, v = p.children()
+                out.setdefault(b.get_id(), {}).setdefault(u.get_id(), []).append(v)
+                out.setdefault(b.get_id(), {}).setdefault(v.get_id(), []).append(u)
     return out
 
 
