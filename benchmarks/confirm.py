@@ -8,6 +8,10 @@ confirmed (``z3+cvc5``), left to Z3 alone (``z3 only``: unknown or timed out at
 ``--confirm-timeout``), disagreed on, or did not check (Z3 did not decide them by one
 query), with Z3's and cvc5's time. The obligations left to Z3 alone are listed after.
 
+``--obligation KIND`` (repeatable) runs other kinds (``termination``,
+``termination-context``, ``interval``: their confirmation checks every query the search
+rested on); ``--report FILE`` summarizes a report already made instead of running.
+
 ``--baseline`` first runs the same command without ``--confirm`` and reports the
 run times side by side (the issue keeps ``--confirm`` off by default if it costs more
 than twice the cold time). ``--out FILE`` writes the per-obligation rows as JSON.
@@ -30,7 +34,7 @@ from typing import Any
 
 from quorem.verify.jobs import load_rules
 
-VERDICTS = ("z3+cvc5", "z3 only", "disagree", "not checked")
+VERDICTS = ("z3+cvc5", "z3 only", "disagree", "no query", "not checked")
 
 
 def _selected(patterns: Sequence[str]) -> list[str]:
@@ -42,7 +46,8 @@ def _selected(patterns: Sequence[str]) -> list[str]:
 
 def _verify(names: Sequence[str], args: argparse.Namespace, confirm: bool) -> tuple[Any, float]:
     argv = [sys.executable, "-m", "quorem", "verify", "--no-cache", "--json"]
-    argv += ["--obligation", "equivalence", "--obligation", "int64"]
+    for kind in args.obligation or ("equivalence", "int64"):
+        argv += ["--obligation", kind]
     argv += ["--jobs", str(args.jobs), "--timeout", str(args.timeout), "--arity", str(args.arity)]
     if confirm:
         argv += ["--confirm", "cvc5", "--confirm-timeout", str(args.confirm_timeout)]
@@ -75,13 +80,28 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--group", choices=("file", "rule"), default="file")
     p.add_argument("--baseline", action="store_true", help="also run without --confirm")
     p.add_argument("--out", type=Path, help="write the per-obligation rows as JSON")
+    p.add_argument(
+        "--obligation",
+        action="append",
+        default=[],
+        help="an obligation kind to run (repeatable; default equivalence and int64)",
+    )
+    p.add_argument(
+        "--report",
+        type=Path,
+        help="summarize this `quorem verify --confirm cvc5 --json` report instead of running",
+    )
     args = p.parse_args(argv)
     names = _selected(args.rule)
     if not names:
         print("no rule matches", file=sys.stderr)
         return 2
-    baseline = _verify(names, args, confirm=False)[1] if args.baseline else None
-    report, wall = _verify(names, args, confirm=True)
+    baseline = None
+    if args.report:
+        report, wall = json.loads(args.report.read_text(encoding="utf-8")), 0.0
+    else:
+        baseline = _verify(names, args, confirm=False)[1] if args.baseline else None
+        report, wall = _verify(names, args, confirm=True)
     rows = report["rules"]
     counts: dict[str, collections.Counter[str]] = collections.defaultdict(collections.Counter)
     z3_time: collections.Counter[str] = collections.Counter()

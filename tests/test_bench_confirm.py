@@ -1,0 +1,50 @@
+"""benchmarks/confirm.py summarizes a `quorem verify --confirm cvc5 --json` report."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from benchmarks import confirm as bench
+
+
+def _row(name: str, kind: str, verdict: str | None, seconds: float = 1.0) -> dict[str, object]:
+    row: dict[str, object] = {
+        "name": name,
+        "file": f"/x/rules/{name.split('-', maxsplit=1)[0]}.rules",
+        "semantics": "floor",
+        "obligation": kind,
+        "status": "proven",
+        "seconds": seconds,
+    }
+    if verdict is not None:
+        row["confirmation"] = {
+            "verdict": verdict,
+            "answer": "unsat" if verdict == "z3+cvc5" else "unknown",
+            "seconds": 2.0,
+            "reason": "timeout" if verdict == "z3 only" else "",
+        }
+    return row
+
+
+def test_report_is_summarized_per_family(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    rows = [
+        _row("fold-a", "equivalence", "z3+cvc5"),
+        _row("fold-a", "termination k=1", "no query"),
+        _row("nest-b", "equivalence", "z3 only"),
+        _row("nest-b", "int64", None),
+    ]
+    report = tmp_path / "r.json"
+    report.write_text(json.dumps({"rules": rows, "summary": {}}))
+    assert bench.main(["--report", str(report)]) in (0, None)
+    out = capsys.readouterr().out
+    lines = {ln.split()[0]: ln.split()[1:] for ln in out.splitlines() if ln.strip()}
+    # verdict columns: z3+cvc5, z3 only, disagree, no query, not checked
+    assert lines["fold"][:5] == ["1", "0", "0", "1", "0"]
+    assert lines["nest"][:5] == ["0", "1", "0", "0", "1"]
+    assert lines["total"][:5] == ["1", "1", "0", "1", "1"]
+    assert "z3 only nest-b [floor equivalence]" in " ".join(out.split())
