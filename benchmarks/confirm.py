@@ -70,6 +70,19 @@ def _verdict(r: dict[str, Any]) -> str:
     return str(c["verdict"]) if c else "not checked"
 
 
+def _load_report(path: Path) -> Any:
+    """The JSON report at ``path``, or None (and why, on stderr) when it is not one."""
+    try:
+        report = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        print(f"--report {path}: {exc}", file=sys.stderr)
+        return None
+    if not isinstance(report, dict) or not isinstance(report.get("rules"), list):
+        print(f"--report {path}: not a quorem verify --json report", file=sys.stderr)
+        return None
+    return report
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m benchmarks.confirm", description=__doc__)
     p.add_argument("--rule", action="append", default=[], help="a rule name or pattern")
@@ -98,7 +111,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     baseline = None
     if args.report:
-        report, wall = json.loads(args.report.read_text(encoding="utf-8")), 0.0
+        report, wall = _load_report(args.report), 0.0
+        if report is None:
+            return 2
     else:
         baseline = _verify(names, args, confirm=False)[1] if args.baseline else None
         report, wall = _verify(names, args, confirm=True)

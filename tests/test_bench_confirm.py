@@ -48,3 +48,13 @@ def test_report_is_summarized_per_family(
     assert lines["nest"][:5] == ["0", "1", "0", "0", "1"]
     assert lines["total"][:5] == ["1", "1", "0", "1", "1"]
     assert "z3 only nest-b [floor equivalence]" in " ".join(out.split())
+
+
+def test_a_bad_report_is_a_clear_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    missing = tmp_path / "none.json"
+    assert bench.main(["--report", str(missing)]) == 2
+    assert "--report" in capsys.readouterr().err
+    other = tmp_path / "other.json"
+    other.write_text("[1, 2]")
+    assert bench.main(["--report", str(other)]) == 2
+    assert "not a quorem verify --json report" in capsys.readouterr().err

@@ -486,3 +486,22 @@ def test_an_interval_proof_is_confirmed_query_by_query(
     [r] = jobs_module._run(job, {})
     assert r["status"] == "proven" and r["confirmation"]["verdict"] == "z3+cvc5"
     assert seen and len(seen) == len(set(seen))  # each distinct query once
+
+
+@needs_cvc5
+def test_cached_interval_confirmations_show_only_when_asked(
+    cache_dir: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The interval proofs are cached as one entry, confirmations included: a run without
+    --confirm shows none of them; one with it gets them from the cache."""
+    monkeypatch.setattr(cli, "interval_obligations", lambda: ["max", "min"])
+    monkeypatch.setattr(confirm, "_run_cvc5", lambda script, seconds: ("unsat", "", {}))
+    argv = ["--obligation", "interval", "--json"]
+    code, out = run_verify([*argv, "--confirm", "cvc5"], capsys)
+    assert code == cli.EXIT_PROVEN, out
+    assert all(r["confirmation"]["verdict"] == "z3+cvc5" for r in _results(out))
+    code, out = run_verify(argv, capsys)
+    assert [r.get("confirmation") for r in _results(out)] == [None, None]
+    monkeypatch.setattr(confirm, "_run_cvc5", lambda script, seconds: 1 / 0)
+    code, out = run_verify([*argv, "--confirm", "cvc5"], capsys)
+    assert all(r["confirmation"]["verdict"] == "z3+cvc5" for r in _results(out))

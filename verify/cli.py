@@ -29,8 +29,8 @@ from quorem.verify.cache import ProofCache, cache_key
 from quorem.verify.confirm import (
     CONFIRMERS,
     DEFAULT_CONFIRM_TIMEOUT,
+    DEFINITE_ANSWERS,
     DISAGREE,
-    NO_ANSWER,
     NO_QUERY,
     Z3_ONLY,
     ConfirmerMissingError,
@@ -222,12 +222,10 @@ def verify_rules(
     work = [
         Job.of([obs[i] for i in slot], timeout, checks, [given[i] for i in slot]) for slot in slots
     ]
-    interval_hit = cache.lookup(_interval_key()) if cache and intervals else None
-    if interval_hit is not None and checks.confirm and not _intervals_confirmed(interval_hit):
-        interval_hit = None  # proven again, recording the queries to confirm
+    interval_hit = _cached_intervals(cache, checks) if intervals else None
     first_interval = len(results)
     if interval_hit is not None:
-        results += [{**r, "cached": True} for r in interval_hit["results"]]
+        results += interval_hit
     elif intervals:
         for name in interval_obligations():
             slots.append([len(results)])
@@ -262,13 +260,26 @@ def verify_rules(
     return [r for r in results if r is not None]
 
 
-def _intervals_confirmed(hit: dict[str, Any]) -> bool:
-    """Whether every proven interval result cached has a definite confirmation."""
-    return all(
-        r.get("confirmation", {}).get("answer") in ("sat", "unsat")
-        for r in hit["results"]
+def _cached_intervals(cache: ProofCache | None, checks: Checks) -> list[dict[str, Any]] | None:
+    """The interval results cached, as shown; None when they are to be proven (again).
+
+    They are cached as one entry with the confirmations of the run that made them:
+    shown only when a confirmation is asked, and proven again (recording the queries to
+    confirm) when one is asked and some proven result lacks a definite one.
+    """
+    hit = cache.lookup(_interval_key()) if cache is not None else None
+    if hit is None:
+        return None
+    results: list[dict[str, Any]] = hit["results"]
+    if checks.confirm and not all(
+        r.get("confirmation", {}).get("answer") in DEFINITE_ANSWERS
+        for r in results
         if r["status"] == "proven"
-    )
+    ):
+        return None
+    if not checks.confirm:
+        results = [{k: v for k, v in r.items() if k != "confirmation"} for r in results]
+    return [{**r, "cached": True} for r in results]
 
 
 _TERMINATION_KINDS: Final = ("termination", NESTED_OBLIGATION)
@@ -356,7 +367,7 @@ def _remember_checks(
     c = r.get("confirmation")
     ckey = _confirm_key(key, r, checks, version) if c and checks.confirm else None
     # Unknown (``z3 only``) is not cached: a longer limit may confirm it.
-    if c and ckey and not c.get("cached") and c["answer"] in ("sat", "unsat", NO_ANSWER):
+    if c and ckey and not c.get("cached") and c["answer"] in DEFINITE_ANSWERS:
         cache.store(ckey, c)
 
 

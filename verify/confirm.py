@@ -32,6 +32,7 @@ from quorem.verify.prove import (
     Obligation,
     check_query,
     counterexample_report,
+    obligation_kind,
     replay_model,
     split_queries,
 )
@@ -40,6 +41,7 @@ from quorem.verify.smtlib import Script, UnsupportedTermError, obligation_script
 __all__ = [
     "CONFIRMERS",
     "DEFAULT_CONFIRM_TIMEOUT",
+    "DEFINITE_ANSWERS",
     "NO_ANSWER",
     "NO_QUERY",
     "ConfirmerMissingError",
@@ -56,6 +58,8 @@ DISAGREE: Final = "disagree"
 Z3_ONLY: Final = "z3 only"
 NO_QUERY: Final = "no query"  # a proof no solver answer decided: nothing to confirm
 NO_ANSWER: Final = "none"
+# A confirmation with one of these answers is definite (cached; a longer limit changes nothing).
+DEFINITE_ANSWERS: Final = ("sat", "unsat", NO_ANSWER)
 
 # The methods whose result is one query's answer (obligation_query rebuilds it); a grid
 # result or a vacuity verdict is not one query, and is not confirmed.
@@ -106,7 +110,7 @@ def confirm_key(proof_key: str, method: str, expected: str, solver: str, version
 def expected_answer(result: dict[str, Any]) -> str | None:
     """The answer Z3 gave on the query (or sign cases) that decided ``result``; else None."""
     method = result.get("method")
-    if str(result.get("obligation", "")).split(" ", 1)[0] in _SEARCHES:  # "termination k=2"
+    if obligation_kind(result) in _SEARCHES:
         # Its answers the proof recorded (confirm_queries): each one unsat.
         return "unsat" if result.get("status") in PROVEN_STATUSES else None
     if method not in _ONE_QUERY and not _is_split(method):
@@ -313,12 +317,19 @@ def _confirm_restated(ob: Obligation, timeout: float) -> tuple[str, str, dict[st
     cvc5's model) when cvc5 satisfies a statement of a case; else ``unknown`` naming the
     first case left and why.
     """
-    variants = [split_queries(ob, lemmas, bounds) for lemmas, bounds in _LEMMA_SETS]
-    for i, (case, _) in enumerate(variants[0]):
+    # Each statement is built when a case first needs it (every case, in the same order).
+    statements: dict[int, list[tuple[dict[str, str], list[Any]]]] = {}
+
+    def statement(j: int) -> list[tuple[dict[str, str], list[Any]]]:
+        if j not in statements:
+            statements[j] = split_queries(ob, *_LEMMA_SETS[j])
+        return statements[j]
+
+    for i, (case, _) in enumerate(statement(0)):
         label = ", ".join(f"{n} {rel}" for n, rel in case.items()) or "-"
         why = ""
-        for statement in variants:
-            assertions = statement[i][1]
+        for j in range(len(_LEMMA_SETS)):
+            assertions = statement(j)[i][1]
             script = to_smtlib(assertions, comments=[f"sign case: {label}", "expected: unsat"])
             z3_answer, z3_solver = check_query(list(z3.parse_smt2_string(script.text)), timeout)
             if z3_answer == z3.sat:

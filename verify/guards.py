@@ -69,6 +69,7 @@ from quorem.verify.prove import (
     PROVEN_STATUSES,
     Obligation,
     ProofResult,
+    obligation_kind,
     obligations_of,
     private_z3_context,
     prove,
@@ -861,8 +862,7 @@ def suggest_for_results(
     failed = {
         r["name"]
         for r in results
-        if str(r.get("obligation", "")).split(" ")[0] in ("equivalence", "int64")
-        and r.get("status") not in PROVEN_STATUSES
+        if obligation_kind(r) in ("equivalence", "int64") and r.get("status") not in PROVEN_STATUSES
     }
     return [
         suggest_guard(

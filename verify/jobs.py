@@ -161,16 +161,18 @@ def _run_once(job: Job, rules: dict[str, Rule]) -> list[dict[str, Any]]:
             out.append(dict(known))
             continue
         ob = Obligation(rules[job.name], sem, job.arity, kind, job.encoding)
+        if kind in OBLIGATIONS:
+            r = prove(ob, job.timeout)
+            out.append({**result_json(r), "report": _located(r)})
+            continue
         with recording() as queries:
-            if kind == "termination":
-                r = check_termination(ob, job.timeout)
-            elif kind == NESTED_OBLIGATION:
-                r = check_nested(ob, job.timeout)
-            else:
-                r = prove(ob, job.timeout)
-        result = {**result_json(r), "report": _located(r)}
-        out.append(_confirmed(result, queries, job.checks) if kind not in OBLIGATIONS else result)
+            r = _SEARCHES[kind](ob, job.timeout)
+        out.append(_confirmed({**result_json(r), "report": _located(r)}, queries, job.checks))
     return out
+
+
+# The obligations proven by a search (whose queries a confirmation checks one by one).
+_SEARCHES: Final = {"termination": check_termination, NESTED_OBLIGATION: check_nested}
 
 
 def _confirmed(r: dict[str, Any], queries: list[list[Any]], checks: Checks) -> dict[str, Any]:

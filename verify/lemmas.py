@@ -268,12 +268,7 @@ def _products(formulas: Sequence[Any]) -> dict[int, dict[int, list[Any]]]:
     Either side, either factor order, in ``formulas`` and their conjunctions.
     """
     out: dict[int, dict[int, list[Any]]] = {}
-    todo = list(formulas)
-    while todo:
-        f = todo.pop()
-        if z3.is_and(f):
-            todo.extend(f.children())
-            continue
+    for f in _conjuncts(formulas):
         if not z3.is_eq(f):
             continue
         for b, p in (f.children(), reversed(f.children())):
@@ -297,14 +292,21 @@ def _grouped(divs: Sequence[Any]) -> tuple[dict[int, list[Any]], dict[int, list[
     return by_numerator, by_divisor
 
 
-def _comparisons(formulas: Sequence[Any]) -> Iterator[tuple[Any, Any]]:
-    """``(lo, hi)`` per asserted ``lo <= hi`` (or ``<``, ``>=``, ``>``), in conjunctions too."""
+def _conjuncts(formulas: Sequence[Any]) -> Iterator[Any]:
+    """The asserted facts of ``formulas``: each one, conjunctions opened."""
     todo = list(formulas)
     while todo:
         f = todo.pop()
         if z3.is_and(f):
             todo.extend(f.children())
-        elif z3.is_le(f) or z3.is_lt(f):
+        else:
+            yield f
+
+
+def _comparisons(formulas: Sequence[Any]) -> Iterator[tuple[Any, Any]]:
+    """``(lo, hi)`` per asserted ``lo <= hi`` (or ``<``, ``>=``, ``>``), in conjunctions too."""
+    for f in _conjuncts(formulas):
+        if z3.is_le(f) or z3.is_lt(f):
             yield f.arg(0), f.arg(1)
         elif z3.is_ge(f) or z3.is_gt(f):
             yield f.arg(1), f.arg(0)

@@ -45,6 +45,7 @@ __all__ = [
     "check_query",
     "counterexample_report",
     "fresh_z3_context",
+    "obligation_kind",
     "obligation_query",
     "obligations_of",
     "private_z3_context",
@@ -114,6 +115,11 @@ class ProofResult:
     def ok(self) -> bool:
         """Whether the obligation is proven."""
         return self.status in PROVEN_STATUSES
+
+
+def obligation_kind(result: dict[str, Any]) -> str:
+    """The kind of the obligation a result's JSON names (``termination k=2``: ``termination``)."""
+    return str(result.get("obligation", "")).split(" ", 1)[0]
 
 
 def obligations_of(
