@@ -7,6 +7,8 @@ instances are then valid premises for any query.
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 z3 = pytest.importorskip("z3")
@@ -105,3 +107,52 @@ def test_instances_of_nested_mod() -> None:
         in facts
     )
     assert not any("k" in f for f in {str(f) for f in instances([x % a == r, x % b == r])})
+
+
+def _thresholds(facts: list[Any], quotient: Any) -> list[Any]:
+    """The ``x`` of each ``quotient-bound`` instance ``d > 0 -> (x <= quotient) == ...``."""
+    out = []
+    for f in facts:
+        if z3.is_implies(f) and z3.is_eq(f.arg(1)) and z3.is_le(f.arg(1).arg(0)):
+            x, q = f.arg(1).arg(0).children()
+            if q.eq(quotient):
+                out.append(x)
+    return out
+
+
+def _same(x: Any, y: Any) -> bool:
+    return bool(z3.simplify(x - y).eq(z3.IntVal(0)))
+
+
+def test_comparisons_with_a_quotient_give_quotient_bound_instances() -> None:
+    """``a < div(m, d) + r`` is ``a - r + 1 <= div(m, d)``: stated for every quotient by
+    ``d`` (here both), with ``scaled-factor`` for the products of a factored coefficient;
+    a comparison without a quotient gives none."""
+    a, r, m1, m2, d, x, g, k, t = z3.Ints("a r m1 m2 d x g k t")
+    facts = instances([a < m1 / d + r, m1 / d == m2 / d, x == g * k, x * t < 9])
+    for m in (m1, m2):
+        assert [_same(th, a - r + 1) for th in _thresholds(facts, m / d)] == [True]
+    assert str(z3.Implies(x == g * k, x * t == g * (k * t))) in {str(f) for f in facts}
+    # A negated quotient: a <= -div(m, d) is not (-a + 1 <= div(m, d)).
+    facts = instances([a <= -(m1 / d)])
+    assert [_same(th, -a + 1) for th in _thresholds(facts, m1 / d)] == [True]
+    # The lemma's instances hold: each is valid.
+    for f in facts:
+        s = z3.Solver()
+        s.add(z3.Not(f))
+        assert s.check() == z3.unsat
+    assert not instances([a < r, x == g * k, x * t < 9])
+
+
+def test_an_equation_makes_a_numerator_a_multiple() -> None:
+    """``b + x*t == c`` with ``x == g*k`` and ``mod(c - b, g)`` in the query: the instance's
+    premise ``c - b == 0 + g*k'`` follows from the query (``k' = k*t``); without the
+    factorization, no instance."""
+    b, c, x, t, g, k = z3.Ints("b c x t g k")
+    query = [x == g * k, (c - b) % g != 0, b + x * t == c]
+    shifts = [f for f in instances(query) if z3.is_implies(f) and "c - b ==" in str(f.arg(0))]
+    assert len(shifts) == 1
+    s = z3.Solver()
+    s.add(*query, g > 0, z3.Not(shifts[0].arg(0)))
+    assert s.check() == z3.unsat
+    assert not [f for f in instances(query[1:]) if "c - b ==" in str(f)]

@@ -488,6 +488,66 @@ def test_an_interval_proof_is_confirmed_query_by_query(
     assert seen and len(seen) == len(set(seen))  # each distinct query once
 
 
+def _floordiv_path() -> list[Any]:
+    """A path of floor division's transfer function: numerator <= 0, divisor < 0.
+
+    The quotient ``div(-x, -y)`` lies between the quotients of the ranges' corners.
+    """
+    lo_a, x, hi_a, lo_b, y, hi_b = z3.Ints("lo_a x hi_a lo_b y hi_b")
+    low, high = (-hi_a) / (-lo_b), (-lo_a) / (-hi_b)
+    quotient = (-x) / (-y)
+    within = z3.And(low <= quotient, quotient <= high)
+    return [lo_a <= x, x <= hi_a, lo_b <= y, y <= hi_b, hi_b <= -1, hi_a <= 0, z3.Not(within)]
+
+
+# A path query of Euclidean division's transfer function as quorem verify records it
+# (the divisor negative, the numerator of either sign).
+_EUCLIDDIV_PATH = """
+(declare-fun lo_a () Int)
+(declare-fun x () Int)
+(declare-fun hi_a () Int)
+(declare-fun lo_b () Int)
+(declare-fun y () Int)
+(declare-fun hi_b () Int)
+(assert (<= lo_a x))
+(assert (<= x hi_a))
+(assert (<= lo_b y))
+(assert (<= y hi_b))
+(assert (distinct y 0))
+(assert (not (>= hi_b 1)))
+(assert (<= lo_b (- 1)))
+(assert (not (> hi_b (- 1))))
+(assert (distinct (- hi_b) 0))
+(assert (not (>= lo_a 0)))
+(assert (>= hi_a 0))
+(assert (not (and
+  (>= (div x y) (- (ite (> (- hi_b) 0) (div hi_a (- hi_b)) (div (- hi_a) (- (- hi_b))))))
+  (<= (div x y) (- (ite (> (- hi_b) 0) (div lo_a (- hi_b)) (div (- lo_a) (- (- hi_b)))))))))
+"""
+
+
+def _eucliddiv_path() -> list[Any]:
+    """``div(x, y)`` by the negative ``y`` between ``-div(hi_a, -hi_b)`` and
+    ``-div(lo_a, -hi_b)``: the quotient by ``-y`` is what relates them."""
+    return list(z3.parse_smt2_string(_EUCLIDDIV_PATH))
+
+
+@needs_cvc5
+@pytest.mark.parametrize("path", [_floordiv_path, _eucliddiv_path])
+def test_a_path_query_cvc5_leaves_is_restated_with_lemma_instances(
+    path: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """cvc5 leaves the plain query unknown; with the ``monotone``, ``divisor-monotone``
+    and ``negated-divisor`` instances relating its quotients, Z3 and cvc5 both refute
+    it."""
+    c = confirm.confirm_queries([path()], "symbolic execution", "cvc5", 2.0)
+    assert c["verdict"] == "z3+cvc5", c
+    monkeypatch.setattr(confirm, "path_instances", lambda formulas: [])
+    c = confirm.confirm_queries([path()], "symbolic execution", "cvc5", 2.0)
+    assert c["verdict"] == "z3 only", c
+    assert "with lemma instances" in c["reason"]
+
+
 @needs_cvc5
 def test_cached_interval_confirmations_show_only_when_asked(
     cache_dir: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch

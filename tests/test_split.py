@@ -29,6 +29,7 @@ from quorem.verify.prove import (  # noqa: E402
 )
 from quorem.verify.split import (  # noqa: E402
     DIVISOR_RELATIONS,
+    GCD_RELATIONS,
     NUMERATOR_RELATIONS,
     exhaustive,
     sign_cases,
@@ -236,6 +237,39 @@ def test_congruence_native_split_both_solvers(name: str) -> None:
     obs = [o for o in obligations_of(rule, 2) if o.kind == "equivalence"]
     assert obs
     for ob in obs:
+        for _, assertions in queries(ob, VARIANTS["native-split"]):
+            _both_refute(list(assertions))
+
+
+def test_split_plan_takes_a_gcd() -> None:
+    """A rule dividing by ``gcd(K)`` splits on it, ``> 0`` or ``== 0`` (never negative),
+    and the case is a premise of the native encoding."""
+    rule = quorem.default_ruleset().rule("sum-lt-const-common-factor")
+    plan = split_plan(rule, Semantics.FLOOR, 2)
+    assert plan == [("gcd#1", GCD_RELATIONS)]
+    cases = sign_cases(plan)
+    assert exhaustive(cases)
+    assert not exhaustive(cases[:1])
+    enc = encode_rule(rule, Semantics.FLOOR, 2, encoding="native", signs={"gcd#1": ">0"})
+    assert "gcd#1 > 0" in " ".join(str(p) for p in enc.premises)
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "sum-lt-const-common-factor-neg",
+        "sums-le-common-factor-right",
+        "sums-eq-common-factor-never",
+        "sum-eq-const-never",
+    ],
+)
+def test_common_factor_native_split_both_solvers(name: str) -> None:
+    """Comparisons divided through by a gcd: every case refuted by both solvers, through
+    the ``quotient-bound`` and equation instances (arity 2)."""
+    rule = quorem.default_ruleset().rule(name)
+    obs = [o for o in obligations_of(rule, 2) if o.kind == "equivalence" and o.arity == 2]
+    assert obs
+    for ob in obs[:1]:
         for _, assertions in queries(ob, VARIANTS["native-split"]):
             _both_refute(list(assertions))
 

@@ -26,6 +26,7 @@ from collections.abc import Sequence
 from typing import Any, Final
 
 import z3
+from quorem.verify.lemmas import path_instances
 from quorem.verify.prove import (
     PROVEN_STATUSES,
     SPLIT_METHOD,
@@ -243,10 +244,10 @@ def confirm_queries(
     that rested on no query (decided by computing, as the nested order's syntactic
     cases are) gets the verdict ``no query`` and the answer ``none``.
     """
-    texts: dict[str, Script] = {}
+    texts: dict[str, tuple[Script, Sequence[Any]]] = {}
     for assertions in queries:
         script = to_smtlib(list(assertions), comments=["expected: unsat"])
-        texts.setdefault(script.text, script)
+        texts.setdefault(script.text, (script, assertions))
     if not texts:
         return {
             "solver": solver,
@@ -260,9 +261,12 @@ def confirm_queries(
         }
     start = time.perf_counter()
     answer, reason, left = "unsat", "", 0
-    for i, script in enumerate(texts.values()):
+    for i, (plain, assertions) in enumerate(texts.values()):
+        script = plain
         try:
-            got, why, model = _run_cvc5(script, timeout)
+            got, why, model = _run_cvc5(plain, timeout)
+            if got not in ("sat", "unsat"):
+                script, got, why, model = _with_path_lemmas(assertions, timeout, got, why)
         except (UnsupportedTermError, RuntimeError) as exc:
             got, why, model = "error", f"{type(exc).__name__}: {exc}", {}
         if got == "sat":
@@ -290,6 +294,35 @@ def confirm_queries(
         out["model"] = None
         out["report"] = report
     return out
+
+
+def _with_path_lemmas(
+    assertions: Sequence[Any], timeout: float, got: str, why: str
+) -> tuple[Script, str, str, dict[str, int | bool]]:
+    """A query cvc5 left undecided, restated with lemma instances; both solvers read it.
+
+    The instances (:func:`quorem.verify.lemmas.path_instances`) are valid facts, so the
+    text is the same statement; Z3 reads it back and must refute it too (``sat`` from Z3
+    is reported as the solvers' disagreement). Returns the text decided and cvc5's
+    answer, its reason and model; where Z3 does not refute the text, the first answer
+    (``got``, ``why``) stands.
+    """
+    facts = path_instances(list(assertions))
+    script = to_smtlib([*facts, *assertions], comments=["expected: unsat", "with lemma instances"])
+    z3_answer, z3_solver = check_query(list(z3.parse_smt2_string(script.text)), timeout)
+    if z3_answer == z3.sat:
+        return (
+            script,
+            "sat",
+            "z3 satisfies the query with lemma instances",
+            _z3_model(z3_solver.model()),
+        )
+    if z3_answer != z3.unsat:
+        return script, got, f"{why}; with lemma instances: z3 {z3_answer}", {}
+    answer, reason, model = _run_cvc5(script, timeout)
+    if answer not in ("sat", "unsat"):
+        reason = f"{why}; with lemma instances: {answer} {reason}".rstrip()
+    return script, answer, reason, model
 
 
 def _restatable(ob: Obligation) -> bool:

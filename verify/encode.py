@@ -63,6 +63,7 @@ from quorem.verify.division import (
 
 __all__ = [
     "ENCODINGS",
+    "GCD_PREFIX",
     "INT64_MAX",
     "INT64_MIN",
     "Encoding",
@@ -76,6 +77,8 @@ _CMP: Final = {"<", "<=", ">", ">=", "==", "!="}
 # How a division reaches the solver: "purify" (fresh quotient and remainder constrained by
 # the division axioms) or "native" (SMT-LIB div/mod terms; quorem.verify.division).
 ENCODINGS: Final = ("purify", "native")
+# The names of a native encoding's gcds, which a sign split may take (``gcd#1 > 0``).
+GCD_PREFIX: Final = "gcd#"
 
 # z3 has no type information, so its expressions are Any to mypy.
 Value = Any
@@ -166,6 +169,10 @@ class _Encoder:
         self.multiples: list[tuple[z3.BoolRef, z3.ArithRef, z3.ArithRef]] = []  # flag, u, q
         self.collect: list[z3.ArithRef] | None = None  # inside fits_int64(...): every value
         self.fresh = 0
+        # A native encoding names its gcds by their own count (``gcd#1``), so a sign case
+        # (which writes fewer division branches before them) names them the same.
+        self.gcd_count = 0
+        self.gcd_relations: dict[str, str] = {}  # gcd name -> the sign case's relation
         for name, kind in rule.names.items():
             if kind in (NameKind.SEQ_CONST, NameKind.SEQ_TERM):
                 self.seqs[name] = [z3.Int(f"{name}[{i + 1}]") for i in range(arity)]
@@ -548,7 +555,16 @@ class _Encoder:
         return self.node(_Val(q, [*built, flag], runtime, True))
 
     def gcd(self, xs: Sequence[z3.ArithRef]) -> z3.ArithRef:
-        g = self.new("gcd")
+        if self.encoding == "native":
+            self.gcd_count += 1
+            g = z3.Int(f"{GCD_PREFIX}{self.gcd_count}")
+            relation = self.gcd_relations.get(g.decl().name())
+            if relation is not None:
+                # A split on the gcd's sign (it is never negative): its case is a premise.
+                self.signs[g.get_id()] = RELATIONS[relation]
+                self.axioms.append(relation_condition(g, relation))
+        else:
+            g = self.new("gcd")
         all_zero = _and([x == 0 for x in xs])
         self.axioms.append(g >= 0)
         self.axioms.append((g == 0) == all_zero)
@@ -596,6 +612,37 @@ def _label(e: Expr) -> str:
     return f"{e.func}({', '.join(_label(a) for a in e.args)})"
 
 
+def _assume_signs(enc: _Encoder, signs: Mapping[str, str]) -> list[z3.BoolRef]:
+    """Set up one sign case in ``enc``; the conditions it states as premises."""
+    case: list[z3.BoolRef] = []
+    for name, relation in signs.items():
+        if name.startswith(GCD_PREFIX):
+            enc.gcd_relations[name] = relation  # the gcd is named when it is encoded
+            continue
+        # Each case is stated by a change of variables, so that every divisor a solver
+        # sees is a name or its negation: ``=0`` substitutes 0, ``<0`` substitutes
+        # ``-neg!name`` with ``neg!name > 0`` (Z3 timed out relating ``b*q`` and
+        # ``(-b)*q``), ``>0`` and ``>=0`` keep the name and state its sign.
+        value: z3.ArithRef
+        if relation == "=0":
+            value = z3.IntVal(0)
+        elif relation == "<0":
+            positive = z3.Int(f"neg!{name}")
+            enc.signs[positive.get_id()] = RELATIONS[">0"]
+            case.append(positive > 0)
+            value = -positive
+        else:
+            value = z3.Int(name)  # the constant the encoder gives the name (C, K[2])
+            enc.signs[value.get_id()] = RELATIONS[relation]
+            case.append(relation_condition(value, relation))
+        base, _, index = name.partition("[")
+        if index:
+            enc.seqs[base][int(index.rstrip("]")) - 1] = value
+        else:
+            enc.symbols[name] = value
+    return case
+
+
 def encode_rule(
     rule: Rule,
     semantics: Semantics | None,
@@ -619,29 +666,7 @@ def encode_rule(
     if encoding not in ENCODINGS:
         raise ValueError(f"unknown encoding {encoding!r} (one of {', '.join(ENCODINGS)})")
     enc = _Encoder(rule, semantics, arity, int64, encoding)
-    case: list[z3.BoolRef] = []
-    for name, relation in (signs or {}).items():
-        # Each case is stated by a change of variables, so that every divisor a solver
-        # sees is a name or its negation: ``=0`` substitutes 0, ``<0`` substitutes
-        # ``-neg!name`` with ``neg!name > 0`` (Z3 timed out relating ``b*q`` and
-        # ``(-b)*q``), ``>0`` and ``>=0`` keep the name and state its sign.
-        value: z3.ArithRef
-        if relation == "=0":
-            value = z3.IntVal(0)
-        elif relation == "<0":
-            positive = z3.Int(f"neg!{name}")
-            enc.signs[positive.get_id()] = RELATIONS[">0"]
-            case.append(positive > 0)
-            value = -positive
-        else:
-            value = z3.Int(name)  # the constant the encoder gives the name (C, K[2])
-            enc.signs[value.get_id()] = RELATIONS[relation]
-            case.append(relation_condition(value, relation))
-        base, _, index = name.partition("[")
-        if index:
-            enc.seqs[base][int(index.rstrip("]")) - 1] = value
-        else:
-            enc.symbols[name] = value
+    case = _assume_signs(enc, signs or {})
     lhs_defined: list[z3.BoolRef] = list(case)
     lhs = enc.pattern(rule.pattern, lhs_defined)
     lhs_nodes = list(enc.nodes)

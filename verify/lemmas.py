@@ -11,6 +11,7 @@ changes no answer, and the text with the instances is what every solver reads.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, Final
 
@@ -19,11 +20,15 @@ import z3
 __all__ = [
     "LEMMAS",
     "STEPS",
+    "divisor_monotone",
     "instances",
     "monotone",
     "multiplier",
+    "negated_divisor",
     "nested_division",
     "nested_mod",
+    "path_instances",
+    "quotient_bound",
     "scaled_exact",
     "scaled_factor",
     "shift_multiple",
@@ -66,6 +71,30 @@ def monotone(n1: Any, n2: Any, d: Any) -> Any:
     return z3.Implies(z3.And(d > 0, n1 <= n2), n1 / d <= n2 / d)
 
 
+def divisor_monotone(n: Any, d1: Any, d2: Any) -> Any:
+    """``0 < d1 <= d2  ->  div(n, d2) <= div(n, d1)`` for ``n >= 0``, the reverse for ``n < 0``.
+
+    A larger positive divisor moves the quotient toward 0 (from below for a negative
+    numerator, whose Euclidean quotient rounds down): with ``monotone`` it bounds a
+    quotient between those of a range's corners, the transfer function of division.
+    """
+    return z3.Implies(
+        z3.And(d1 > 0, d1 <= d2),
+        z3.And(z3.Implies(n >= 0, n / d2 <= n / d1), z3.Implies(n < 0, n / d1 <= n / d2)),
+    )
+
+
+def negated_divisor(n: Any, d: Any) -> Any:
+    """``d < 0  ->  div(n, -d) == -div(n, d), mod(n, -d) == mod(n, d)``.
+
+    Euclidean division depends on the divisor's magnitude only, up to the quotient's
+    sign: a quotient by a negative name is one by a positive term. (It holds for
+    ``d > 0`` too, which cvc5 does not prove in 20 s; a positive divisor needs no
+    restating.)
+    """
+    return z3.Implies(d < 0, z3.And(n / (-d) == -(n / d), n % (-d) == n % d))
+
+
 def nested_mod(x: Any, a: Any, b: Any, k: Any) -> Any:
     """``a > 0, k != 0, b == a*k  ->  mod(mod(x, b), a) == mod(x, a)``.
 
@@ -73,6 +102,15 @@ def nested_mod(x: Any, a: Any, b: Any, k: Any) -> Any:
     multiple of ``b``, so of ``a``): the residue classes of ``merge-residues``.
     """
     return z3.Implies(z3.And(a > 0, k != 0, b == a * k), (x % b) % a == x % a)
+
+
+def quotient_bound(x: Any, m: Any, d: Any) -> Any:
+    """``d > 0  ->  (x <= div(m, d)  ==  d*x <= m)``: floor division's defining bound.
+
+    A comparison with a quotient, restated without the division: with ``d*x`` read
+    through a factorization (``scaled-factor``) it is linear in the query's products.
+    """
+    return z3.Implies(d > 0, (x <= m / d) == (d * x <= m))
 
 
 def small_numerator(n: Any, d: Any) -> Any:
@@ -139,8 +177,11 @@ LEMMAS: Final[dict[str, tuple[int, Callable[..., Any]]]] = {
     "nested-division": (4, nested_division),
     "shift-multiple": (4, shift_multiple),
     "monotone": (3, monotone),
+    "divisor-monotone": (3, divisor_monotone),
+    "negated-divisor": (2, negated_divisor),
     "nested-mod": (4, nested_mod),
     "small-numerator": (2, small_numerator),
+    "quotient-bound": (3, quotient_bound),
     "scaled-exact": (3, scaled_exact),
     "scaled-factor": (4, scaled_factor),
     "small-offset": (7, small_offset),
@@ -174,7 +215,11 @@ def instances(formulas: Sequence[Any], bounds: bool = True) -> list[Any]:
       ``d`` whose numerators differ by one name or number ``c``, where the query factors
       ``d == g*e`` and each coefficient of the smaller numerator ``x == g*k`` (a gcd);
     * ``monotone`` (with ``bounds``): for each asserted bound ``lo <= hi`` of a numerator
-      the query divides, relating the quotients of both sides (:func:`_bound_instances`).
+      the query divides, relating the quotients of both sides (:func:`_bound_instances`);
+    * ``quotient-bound`` (and ``scaled-factor``): for each comparison of a term with a
+      quotient, which it restates without the division (:func:`_quotient_bound_instances`);
+    * ``shift-multiple`` from 0: for a numerator an equation of the query makes a multiple
+      of the divisor (:func:`_equation_instances`).
     """
     divs = list(_divisions(formulas))
     # The bound instances add the quotients they introduce to divs.
@@ -198,6 +243,10 @@ def instances(formulas: Sequence[Any], bounds: bool = True) -> list[Any]:
             if not b.eq(a):
                 add(nested_division(n, a, c, b))
     for fact in _nested_mod_instances(formulas, by_numerator):
+        add(fact)
+    for fact in _quotient_bound_instances(formulas, by_divisor):
+        add(fact)
+    for fact in _equation_instances(formulas, by_divisor):
         add(fact)
     zero = z3.IntVal(0)
     for group in by_divisor.values():
@@ -242,6 +291,48 @@ def instances(formulas: Sequence[Any], bounds: bool = True) -> list[Any]:
     return out
 
 
+# At most this many quotients are related pairwise (4 instances per ordered pair).
+MAX_PATH_QUOTIENTS: Final = 10
+
+
+def path_instances(formulas: Sequence[Any]) -> list[Any]:
+    """:func:`instances`, and instances relating each two quotients of ``formulas``.
+
+    For each quotient ``div(n, d)`` by a name or a sum, ``negated-divisor`` (which adds
+    ``div(n, -d)``); then for each two quotients ``div(n1, d1)``, ``div(n2, d2)`` (the
+    first :data:`MAX_PATH_QUOTIENTS` and their negated-divisor forms): ``monotone`` of
+    the numerators under each divisor and ``divisor-monotone`` of the divisors for each
+    numerator.
+
+    For a path of an interval transfer function (a quotient bounded by the quotients of
+    its range's corners): the chain through ``div(n2, d1)``, which the query does not
+    state, is what cvc5 lacks. Premises that do not hold make an instance useless,
+    never wrong.
+    """
+    out = instances(formulas)
+    seen = {f.get_id() for f in out}
+    quotients = [e for e in _divisions(formulas) if z3.is_app_of(e, z3.Z3_OP_IDIV)]
+    quotients = quotients[:MAX_PATH_QUOTIENTS]
+    for e in list(quotients):
+        n, d = e.children()
+        if not (z3.is_app_of(d, z3.Z3_OP_UMINUS) or z3.is_int_value(d)):
+            # The quotient by -d, positive where d is negative, is what the others relate.
+            out.append(negated_divisor(n, d))
+            quotients.append(n / (-d))
+    for a, b in itertools.permutations(quotients, 2):
+        (n1, d1), (n2, d2) = a.children(), b.children()
+        for fact in (
+            monotone(n1, n2, d1),
+            monotone(n1, n2, d2),
+            divisor_monotone(n1, d1, d2),
+            divisor_monotone(n2, d1, d2),
+        ):
+            if fact.get_id() not in seen:
+                seen.add(fact.get_id())
+                out.append(fact)
+    return out
+
+
 def _nested_mod_instances(
     formulas: Sequence[Any], by_numerator: dict[int, list[Any]]
 ) -> Iterator[Any]:
@@ -260,6 +351,175 @@ def _nested_mod_instances(
                 for k in products.get(b.get_id(), {}).get(a.get_id(), []):
                     yield nested_mod(x, a, b, k)
                     yield small_numerator(inner, a)
+
+
+def _quotient_bound_instances(
+    formulas: Sequence[Any], by_divisor: dict[int, list[Any]]
+) -> Iterator[Any]:
+    """``quotient-bound`` for each comparison of a term with a quotient ``div(m, d)``.
+
+    Stated for every quotient by ``d`` (a guard may equate two of them, one of which the
+    comparison uses), with ``x`` the threshold the comparison reads as ``x <= div(m, d)``
+    (``a < q`` is ``a + 1 <= q``). And ``scaled-factor`` for each product ``x*f`` of a
+    factored coefficient ``x == g*k``, so that ``d*x`` meets the query's products.
+    """
+    thresholds: list[tuple[Any, Any]] = []
+    for f in _subterms(formulas):
+        if not (z3.is_le(f) or z3.is_lt(f) or z3.is_ge(f) or z3.is_gt(f)):
+            continue
+        lo, hi = f.children() if z3.is_le(f) or z3.is_lt(f) else reversed(f.children())
+        strict = z3.is_lt(f) or z3.is_gt(f)
+        # The comparison is 0 <= s*q + r (0 < s*q + r when strict), for each quotient
+        # q that is an addend of either side.
+        readings = [(q, sign, _minus(rest, lo)) for q, sign, rest in _quotient_addends(hi)]
+        readings += [(q, -sign, _minus(hi, rest)) for q, sign, rest in _quotient_addends(lo)]
+        for q, sign, r in readings:
+            # 0 <= q + r is -r <= q; 0 <= -q + r is not r + 1 <= q (strict: one less).
+            x = (-r + 1 if strict else -r) if sign > 0 else (r if strict else r + 1)
+            thresholds.append((x, q.arg(1)))
+    for x, d in thresholds:
+        for e in by_divisor.get(d.get_id(), []):
+            if z3.is_app_of(e, z3.Z3_OP_IDIV):
+                yield quotient_bound(x, e.arg(0), d)
+    if thresholds:
+        factors = _factorizations(formulas)
+        for p in _subterms(formulas):
+            if z3.is_mul(p) and p.num_args() == 2:
+                x, f = p.children()
+                if x.get_id() in factors:
+                    g, k = factors[x.get_id()]
+                    yield scaled_factor(x, g, k, f)
+
+
+def _equation_instances(formulas: Sequence[Any], by_divisor: dict[int, list[Any]]) -> Iterator[Any]:
+    """``shift-multiple`` from 0 for a numerator that an equation makes a multiple.
+
+    Where the query states (anywhere) an equation ``p == 0`` (read from ``a == b`` or
+    ``a != b``) such that ``n + p`` or ``n - p``, for a numerator ``n`` it divides by
+    ``d``, is a multiple of ``d`` read through ``d`` and the stated products
+    ``x == d*k``: ``n == d*k`` for that ``k`` wherever the equation holds,
+    so ``div(n, d) == k`` and ``mod(n, d) == 0`` (an equation that forces a remainder the
+    guard rules out). The instance states ``n == 0 + d*k`` as its premise.
+    """
+    equations = [
+        f
+        for f in _subterms(formulas)
+        if (z3.is_eq(f) or (z3.is_distinct(f) and f.num_args() == 2))
+        and f.arg(0).sort() == z3.IntSort()
+    ]
+    if not equations:
+        return
+    facts = _stated_products(formulas)
+    zero = z3.IntVal(0)
+    for group in by_divisor.values():
+        d = group[0].arg(1)
+        if not _is_atom(d):
+            continue
+        numerators = [e.arg(0) for e in group]
+        for f in equations:
+            atoms: dict[int, Any] = {}
+            p = _poly(f.arg(0) - f.arg(1), atoms)
+            if p is None or _MOD_EXPANDED in atoms:
+                continue
+            for n in numerators:
+                pn = _poly(n, atoms)
+                if pn is None or _MOD_EXPANDED in atoms:
+                    continue
+                # p == 0, so n == n + c*p; the sign that cancels n's own terms.
+                for c in (-1, 1):
+                    shifted = dict(pn)
+                    for m, v in p.items():
+                        shifted[m] = shifted.get(m, 0) + c * v
+                    rest = {m: v for m, v in shifted.items() if v}
+                    k = _divided_out(rest, atoms, d, facts)
+                    if k is not None:
+                        yield shift_multiple(n, zero, d, k)
+                        break
+
+
+def _stated_products(formulas: Sequence[Any]) -> dict[int, list[tuple[Any, Any]]]:
+    """Every ``x == a*b`` stated anywhere in ``formulas``: id of ``x`` -> ``[(a, b), (b, a)]``."""
+    out: dict[int, list[tuple[Any, Any]]] = {}
+    for f in _subterms(formulas):
+        if not (z3.is_eq(f) and f.arg(0).sort() == z3.IntSort()):
+            continue
+        for x, p in (f.children(), reversed(f.children())):
+            if _is_atom(x) and z3.is_mul(p) and p.num_args() == 2:
+                a, b = p.children()
+                out.setdefault(x.get_id(), []).extend([(a, b), (b, a)])
+    return out
+
+
+def _divided_out(
+    p: Poly, atoms: dict[int, Any], d: Any, facts: dict[int, list[tuple[Any, Any]]]
+) -> Any | None:
+    """A term ``k`` with ``p == d*k``; None if some monomial is not read as a multiple.
+
+    Each monomial is read through ``d`` or a stated product ``x == d*k_x`` of one of
+    its atoms.
+    """
+    terms = []
+    for mono, coef in p.items():
+        rest = list(mono)
+        if d.get_id() in rest:
+            rest.remove(d.get_id())
+            factors = [atoms[a] for a in rest]
+        else:
+            found = next(
+                ((a, k) for a in rest for g, k in facts.get(a, []) if g.eq(d)),
+                None,
+            )
+            if found is None:
+                return None
+            a, k = found
+            rest.remove(a)
+            factors = [k, *[atoms[b] for b in rest]]
+        term = z3.IntVal(coef)
+        terms.append(term * z3.Product(*factors) if factors else term)
+    if not terms:
+        return None
+    return z3.Sum(*terms) if len(terms) > 1 else terms[0]
+
+
+def _quotient_addends(e: Any) -> Iterator[tuple[Any, int, Any]]:
+    """``(q, s, rest)`` with ``e == s*q + rest``, for each quotient addend ``q`` of ``e``.
+
+    ``s`` is 1 or -1 (``-q``); ``rest`` is None where ``e`` is ``s*q`` alone.
+    """
+    addends = e.children() if z3.is_add(e) else [e]
+    for i, addend in enumerate(addends):
+        a, sign = addend, 1
+        if z3.is_app_of(addend, z3.Z3_OP_UMINUS):
+            a, sign = addend.arg(0), -1
+        elif z3.is_mul(addend) and addend.num_args() == 2 and _is_minus_one(addend.arg(0)):
+            a, sign = addend.arg(1), -1
+        if z3.is_app_of(a, z3.Z3_OP_IDIV):
+            others = addends[:i] + addends[i + 1 :]
+            rest = None if not others else others[0] if len(others) == 1 else z3.Sum(*others)
+            yield a, sign, rest
+
+
+def _is_minus_one(e: Any) -> bool:
+    return bool(z3.is_int_value(e) and e.as_long() == -1)
+
+
+def _minus(a: Any, b: Any) -> Any:
+    """``a - b``, where None is 0."""
+    if b is None:
+        return a if a is not None else z3.IntVal(0)
+    return -b if a is None else a - b
+
+
+def _subterms(formulas: Sequence[Any]) -> Iterator[Any]:
+    """Every subterm of ``formulas``, each once."""
+    seen: set[int] = set()
+    todo = list(formulas)
+    while todo:
+        e = todo.pop()
+        if e.get_id() not in seen:
+            seen.add(e.get_id())
+            yield e
+            todo.extend(e.children())
 
 
 def _products(formulas: Sequence[Any]) -> dict[int, dict[int, list[Any]]]:

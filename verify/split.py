@@ -4,7 +4,8 @@ A rule's equivalence obligation with a symbolic divisor ``B`` is non-linear (``B
 cvc5 times out on many that Z3 proves. Split by the sign of each symbolic name the rule
 divides by: one sub-obligation per combination of ``name > 0``, ``name < 0`` and
 ``name == 0``, the case's conditions added as premises; a name that is a whole numerator
-of a truncating division is split by ``>= 0`` and ``< 0``. The cases cover every integer
+of a truncating division is split by ``>= 0`` and ``< 0``, and a gcd the rule divides by
+(``gcd#1``, never negative) by ``> 0`` and ``== 0``. The cases cover every integer
 assignment (:func:`exhaustive` checks it), so the obligation holds if and only if every
 case does; each case is one query, the same text for every solver. Within a case the
 native encoding (:func:`quorem.verify.division.native_division`) writes only the branch
@@ -21,10 +22,13 @@ import z3
 from quorem.engine.ops import Semantics
 from quorem.engine.rule import NameKind, Rule
 from quorem.verify.division import relation_condition
-from quorem.verify.encode import encode_rule
+from quorem.verify.encode import GCD_PREFIX, encode_rule
 
 __all__ = [
+    "DIVISOR_RELATIONS",
+    "GCD_RELATIONS",
     "MAX_DIVISOR_NAMES",
+    "NUMERATOR_RELATIONS",
     "Split",
     "case_condition",
     "exhaustive",
@@ -36,6 +40,7 @@ __all__ = [
 MAX_DIVISOR_NAMES: Final = 3
 MAX_NUMERATOR_NAMES: Final = 1
 DIVISOR_RELATIONS: Final = (">0", "<0", "=0")
+GCD_RELATIONS: Final = (">0", "=0")  # a gcd is never negative
 NUMERATOR_RELATIONS: Final = (">=0", "<0")
 
 # A split: each name with the relations to 0 its cases take (together, every integer).
@@ -48,15 +53,17 @@ def split_plan(rule: Rule, semantics: Semantics | None, arity: int) -> Split:
     The names (constants first) in a divisor, at most :data:`MAX_DIVISOR_NAMES`; then
     the term names that are a whole numerator of a truncating division (the branch of
     ``trunc`` depends on the numerator's sign), at most :data:`MAX_NUMERATOR_NAMES`.
-    Read from the purified encoding's divisions, so a divisor the rule computes
-    (``B*C``, ``D // G``) contributes its names too.
+    Read from the native encoding's divisions, so a divisor the rule computes
+    (``B*C``, ``D // G``) contributes its names too; a gcd (``gcd#1``) counts as a
+    constant's name, split by :data:`GCD_RELATIONS`.
     """
-    enc = encode_rule(rule, semantics, arity)
+    enc = encode_rule(rule, semantics, arity, encoding="native")
     kinds = rule.names
     divisor_names: list[str] = []
     for _, _, b in enc.divisions:
         for name in _names_in(b):
-            if name in enc.symbols and name not in divisor_names:
+            splittable = name in enc.symbols or name.startswith(GCD_PREFIX)
+            if splittable and name not in divisor_names:
                 divisor_names.append(name)
 
     def rank(name: str) -> int:
@@ -71,7 +78,9 @@ def split_plan(rule: Rule, semantics: Semantics | None, arity: int) -> Split:
         name = a.decl().name()
         if name in enc.symbols and name not in divisor_names + numerator_names:
             numerator_names.append(name)
-    plan: Split = [(n, DIVISOR_RELATIONS) for n in divisor_names]
+    plan: Split = [
+        (n, GCD_RELATIONS if n.startswith(GCD_PREFIX) else DIVISOR_RELATIONS) for n in divisor_names
+    ]
     plan += [(n, NUMERATOR_RELATIONS) for n in numerator_names[:MAX_NUMERATOR_NAMES]]
     return plan
 
@@ -112,8 +121,13 @@ def case_condition(case: dict[str, str]) -> z3.BoolRef:
 
 
 def exhaustive(cases: Sequence[dict[str, str]], timeout: float = 10.0) -> bool:
-    """Whether the cases' conditions cover every integer assignment (Z3 proves it)."""
+    """Whether the cases' conditions cover every assignment (Z3 proves it).
+
+    Every integer, except that a gcd is never negative (the encoding states it).
+    """
     s = z3.Solver()
     s.set("timeout", int(timeout * 1000))
+    gcds = {n for c in cases for n in c if n.startswith(GCD_PREFIX)}
+    s.add(*[z3.Int(n) >= 0 for n in sorted(gcds)])
     s.add(z3.Not(z3.Or(*[case_condition(c) for c in cases])))
     return bool(s.check() == z3.unsat)
