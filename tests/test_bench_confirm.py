@@ -58,3 +58,33 @@ def test_a_bad_report_is_a_clear_error(tmp_path: Path, capsys: pytest.CaptureFix
     other.write_text("[1, 2]")
     assert bench.main(["--report", str(other)]) == 2
     assert "not a quorem verify --json report" in capsys.readouterr().err
+
+
+def test_an_empty_report_is_a_clear_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """No results (``--rule`` with only interval proofs asked): said, not a traceback."""
+    empty = tmp_path / "empty.json"
+    empty.write_text(json.dumps({"rules": [], "summary": {}}))
+    assert bench.main(["--report", str(empty)]) == 2
+    assert "no results" in capsys.readouterr().err
+
+
+def test_every_rule_runs_without_rule_options(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Without ``--rule`` quorem verify gets no rule filter, so the interval proofs run."""
+    seen: list[list[str]] = []
+
+    class Done:
+        returncode = 0
+        stdout = json.dumps({"rules": [_row("fold-a", "interval", "z3+cvc5")], "summary": {}})
+        stderr = ""
+
+    def run(argv: list[str], **_: object) -> Done:
+        seen.append(argv)
+        return Done()
+
+    monkeypatch.setattr(bench.subprocess, "run", run)
+    assert bench.main(["--obligation", "interval"]) in (0, None)
+    assert seen and "--rule" not in seen[0]
+    assert bench.main(["--obligation", "interval", "--rule", "fold-*"]) in (0, None)
+    assert "--rule" in seen[-1]
