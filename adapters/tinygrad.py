@@ -56,7 +56,19 @@ except ImportError as exc:  # pragma: no cover - the extra is missing
         'quorem.adapters.tinygrad needs tinygrad 0.14: pip install "quorem[tinygrad]"'
     ) from exc
 
-__all__ = ["TinygradError", "from_term", "simplify", "to_term"]
+__all__ = [
+    "HookStats",
+    "TinygradError",
+    "from_term",
+    "hook",
+    "hook_stats",
+    "install",
+    "installed",
+    "simplify",
+    "to_term",
+    "uninstall",
+    "uop_count",
+]
 
 # The leaf UOps: variables and indices, which become named quorem variables.
 _INDEX_LEAVES: Final = frozenset({Ops.RANGE, Ops.SPECIAL})
@@ -404,44 +416,71 @@ _CONDITIONS: Final[dict[Op, Callable[[_Writer, Term, Term], Any]]] = {
 }
 
 
-def simplify(uop: Any, rules: RuleSet | None = None) -> Any:
+def uop_count(uop: Any) -> int:
+    """The number of distinct UOps in ``uop``'s graph: :func:`simplify`'s default cost."""
+    return len(uop.toposort())
+
+
+def simplify(
+    uop: Any, rules: RuleSet | None = None, *, cost: Callable[[Any], Any] = uop_count
+) -> Any:
     """A UOp equal to the index UOp ``uop`` at every point of its leaves' bounds, simplified.
 
     ``uop`` is read by :func:`to_term`, simplified by :func:`quorem.simplify` (with
     ``rules``, default the shipped ones) and written back by :func:`from_term` in
     ``uop``'s dtype over the same leaf UOps; the index operands of each opaque UOp (a
     ``WHERE`` with an ``Invalid`` branch, a bitwise op) are simplified the same way.
-    Returns ``uop`` itself unless the result has fewer UOps. Issues quorem's
-    ``IncompleteRewriteWarning`` as :func:`quorem.simplify` does.
+    Returns ``uop`` itself unless the result costs less: ``cost`` (of a UOp, any
+    ordered value; default :func:`uop_count`) is lower for it, for the whole and for
+    each opaque UOp's operand. Issues quorem's ``IncompleteRewriteWarning`` as
+    :func:`quorem.simplify` does.
 
     Raises:
         TinygradError: ``uop`` is not of an int or bool dtype.
 
     """
-    return _simplify(uop, rules, {})
+    return _simplify(uop, rules, {}, cost)
 
 
-def _simplify(uop: Any, rules: RuleSet | None, done: dict[int, Any]) -> Any:
+_Cost = Callable[[Any], Any]
+
+
+def _simplify(uop: Any, rules: RuleSet | None, done: dict[int, Any], cost: _Cost) -> Any:
     if id(uop) in done:
         return done[id(uop)]
     leaves: dict[str, Any] = {}
     term = to_term(uop, leaves)
-    inner = {name: _simplify_inside(u, rules, done) for name, u in leaves.items()}
+    inner = {name: _simplify_inside(u, rules, done, cost) for name, u in leaves.items()}
     built = from_term(simplify_term(term, rules), inner, dtype=uop.dtype)
     # Never worse than the input: reading alone may shorten it (terms are normalised as
     # they are built), but a rewrite can lengthen a graph that tinygrad shares better.
-    out = built if len(built.toposort()) < len(uop.toposort()) else uop
+    out = built if cost(built) < cost(uop) else uop
     done[id(uop)] = out
     return out
 
 
-def _simplify_inside(u: Any, rules: RuleSet | None, done: dict[int, Any]) -> Any:
+def _simplify_inside(u: Any, rules: RuleSet | None, done: dict[int, Any], cost: _Cost) -> Any:
     """An opaque ALU UOp with its index operands simplified (a leaf is itself)."""
     if u.op not in GroupOp.ALU or not u.src:
         return u
     src = tuple(
-        _simplify(s, rules, done) if _is_index(s) and not _is_invalid(s) else s for s in u.src
+        _simplify(s, rules, done, cost) if _is_index(s) and not _is_invalid(s) else s for s in u.src
     )
     if all(a is b for a, b in zip(src, u.src, strict=True)):
         return u
     return u.replace(src=src)
+
+
+# The kernel-generation hook (off unless QUOREM_TINYGRAD is set); imported last, as it
+# calls back into this module.
+from quorem.adapters._tinygrad_hook import (  # noqa: E402
+    HookStats,
+    hook,
+    hook_stats,
+    install,
+    install_from_env,
+    installed,
+    uninstall,
+)
+
+install_from_env()
