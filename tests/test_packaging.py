@@ -17,7 +17,7 @@ MODULES = sorted(
         if p.stem != "__init__"
     ]
     + ["quorem", "quorem.engine", "quorem.engine.emit", "quorem.engine.indexing"]
-    + ["quorem.rules", "quorem.verify"]
+    + ["quorem.rules", "quorem.verify", "quorem.adapters", "quorem.adapters._common"]
 )
 
 
@@ -74,7 +74,7 @@ def test_rule_files_are_package_data(tmp_path: object) -> None:
 
 def test_typed_markers() -> None:
     """Each package ships a py.typed marker."""
-    for folder in ("engine", "rules", "verify", "engine/_root"):
+    for folder in ("engine", "rules", "verify", "adapters", "engine/_root"):
         assert (REPO / folder / "py.typed").exists()
 
 

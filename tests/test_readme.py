@@ -8,6 +8,7 @@ import io
 import re
 import shlex
 
+import pytest
 from quorem.engine.cli import main
 from support import REPO
 
@@ -29,6 +30,21 @@ def test_quickstart_runs() -> None:
     result = runner.summarize(verbose=False)
     assert result.failed == 0, f"{result.failed} README examples failed"
     assert result.attempted >= 10
+
+
+@pytest.mark.parametrize("extra", ["tinygrad", "tvm"])
+def test_embedding_blocks_run(extra: str) -> None:
+    """Each ```pycon block of an adapter runs and prints what it shows (with its extra)."""
+    pytest.importorskip(extra)
+    text = (REPO / "README.md").read_text(encoding="utf-8")
+    blocks = re.findall(rf"```pycon {extra}\n(.*?)```", text, flags=re.DOTALL)
+    assert blocks, f"the README shows no {extra} adapter"
+    parser = doctest.DocTestParser()
+    runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS)
+    for i, block in enumerate(blocks):
+        runner.run(parser.get_doctest(block, {}, f"README {extra} block {i}", "README.md", 0))
+    result = runner.summarize(verbose=False)
+    assert result.failed == 0, f"{result.failed} README {extra} examples failed"
 
 
 def test_setup_commands_are_what_ci_runs() -> None:
