@@ -47,7 +47,7 @@ except ImportError as exc:  # pragma: no cover - the extra is missing
         'quorem.adapters.tvm needs apache-tvm 0.27: pip install "quorem[tvm]"'
     ) from exc
 
-__all__ = ["Bounds", "TVMError", "from_term", "simplify", "to_term"]
+__all__ = ["Bounds", "TVMError", "expr_cost", "from_term", "simplify", "to_term"]
 
 Bounds = Any  # a tvm.sym.Analyzer, or a mapping of Var or name to (lo, hi)
 
@@ -377,10 +377,36 @@ def simplify(expr: Any, bounds: Bounds = None, rules: RuleSet | None = None) -> 
     variables and opaque nodes. Issues quorem's ``IncompleteRewriteWarning`` as
     :func:`quorem.simplify` does.
 
+    Returns ``expr`` itself unless the result costs less (:func:`expr_cost`: fewer
+    divisions and remainders, or as many and fewer distinct nodes), so a caller never
+    gets a worse expression back.
+
     Raises:
         TVMError: ``expr`` is not of an int or bool dtype.
 
     """
     leaves: dict[str, Any] = {}
     term = to_term(expr, bounds, leaves)
-    return from_term(simplify_term(term, rules), leaves, dtype=_dtype(expr))
+    out = from_term(simplify_term(term, rules), leaves, dtype=_dtype(expr))
+    return out if expr_cost(out) < expr_cost(expr) else expr
+
+
+def expr_cost(expr: Any) -> tuple[int, int]:
+    """``(divisions and remainders, distinct nodes)`` of the PrimExpr ``expr``.
+
+    Counted over the nodes :func:`to_term` reads through (an opaque node counts as one).
+    """
+    reader = _Reader(None, {})
+    seen: set[int] = set()
+    stack = [expr]
+    divisions = nodes = 0
+    while stack:
+        e = stack.pop()
+        h = _handle(e)
+        if h in seen:
+            continue
+        seen.add(h)
+        nodes += 1
+        divisions += type(e) in _DIVISIONS
+        stack.extend(reader._operands(e))
+    return divisions, nodes

@@ -15,7 +15,7 @@ from quorem.engine.walk import nodes
 
 pytest.importorskip("tvm")
 
-from quorem.adapters.tvm import TVMError, from_term, simplify, to_term
+from quorem.adapters.tvm import TVMError, expr_cost, from_term, simplify, to_term
 from tvm import sym, tirx
 from tvm.ir import Range
 
@@ -138,6 +138,14 @@ def test_simplify_keeps_values(e: Any, points: list[dict[str, int]]) -> None:
     out = simplify(e, _analyzer())
     for env in points:
         assert evaluate(out, env) == evaluate(e, env)
+    assert out.same_as(e) or expr_cost(out) < expr_cost(e)  # never worse
+
+
+def test_simplify_returns_the_expression_when_nothing_is_gained() -> None:
+    """An expression quorem cannot improve comes back as the same node."""
+    e = tirx.FloorDiv(X, _i(4)) + Z
+    assert simplify(e, _analyzer()).same_as(e)
+    assert expr_cost(tirx.FloorMod(tirx.FloorDiv(X, _i(4)), _i(8))) == (2, 5)
 
 
 def test_truncating_and_floor_division_on_negative_operands() -> None:
