@@ -47,7 +47,15 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-WORKLOADS = ("conv_strided_pad", "reshape_chain", "pool", "matmul_permuted", "resnet_block")
+WORKLOADS = (
+    "conv_strided_pad",
+    "reshape_chain",
+    "pool",
+    "matmul_permuted",
+    "resnet_block",
+    "pixel_shuffle",
+    "odd_permute_chain",
+)
 MODES = ("off", "on")
 # The final program's integer ops a division or remainder becomes (columns of the table).
 _FINAL_OPS = ("CDIV", "CMOD", "SHR", "AND")
@@ -68,6 +76,8 @@ def _inputs(name: str) -> list[Any]:
         "pool": [(2, 12, 37, 37)],
         "matmul_permuted": [(12, 5, 48), (36, 48)],
         "resnet_block": [(2, 12, 18, 18), (12, 12, 3, 3), (12, 12, 3, 3), (4, 12)],
+        "pixel_shuffle": [(2, 36, 10, 10)],
+        "odd_permute_chain": [(3, 5, 7, 11)],
     }
     return [arr(*s) for s in shapes[name]]
 
@@ -96,12 +106,24 @@ def _workload(name: str) -> Callable[..., Any]:
         h = ((h - mean) * (var * var + 1e-5).rsqrt() * gamma + beta).relu()
         return (h.conv2d(w2, padding=1) + x).relu().realize()
 
+    def pixel_shuffle(x: Any) -> Any:
+        # depth-to-space by 3 (a sub-pixel convolution's output stage).
+        y = x.reshape(2, 4, 3, 3, 10, 10).permute(0, 1, 4, 2, 5, 3).reshape(2, 4, 30, 30)
+        return (y + 1).realize()
+
+    def odd_permute_chain(x: Any) -> Any:
+        # A permutation merged into odd extents, transposed and split again.
+        y = x.permute(2, 0, 3, 1).reshape(21, 55).transpose().reshape(15, 77)
+        return (y * 2).realize()
+
     table: dict[str, Callable[..., Any]] = {
         "conv_strided_pad": conv_strided_pad,
         "reshape_chain": reshape_chain,
         "pool": pool,
         "matmul_permuted": matmul_permuted,
         "resnet_block": resnet_block,
+        "pixel_shuffle": pixel_shuffle,
+        "odd_permute_chain": odd_permute_chain,
     }
     return table[name]
 
