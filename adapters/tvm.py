@@ -241,6 +241,10 @@ def from_term(term: Term, leaves: Mapping[str, Any] | None = None, *, dtype: str
     become ``FloorDiv``/``FloorMod`` and ``Div``/``Mod``; ``ceildiv`` and Euclidean
     divisions are written with floor ones; a product with conditions among its factors
     becomes a ``Select``. Nodes are built directly, without TVM's folding.
+
+    Raises:
+        TVMError: a constant of ``term`` does not fit ``dtype``.
+
     """
     want_bool = dtype == "bool"
     known = leaves if isinstance(leaves, MutableMapping) else dict(leaves or {})
@@ -259,6 +263,9 @@ class _Writer:
         self.built: dict[Term, Any] = {}
 
     def const(self, v: int) -> Any:
+        lo, hi = _dtype_range(self.dtype)
+        if not lo <= v <= hi:
+            raise TVMError(f"the constant {v} does not fit {self.dtype}")
         return tirx.IntImm(self.dtype, v)
 
     def value(self, t: Term) -> Any:
@@ -387,7 +394,10 @@ def simplify(expr: Any, bounds: Bounds = None, rules: RuleSet | None = None) -> 
     """
     leaves: dict[str, Any] = {}
     term = to_term(expr, bounds, leaves)
-    out = from_term(simplify_term(term, rules), leaves, dtype=_dtype(expr))
+    try:
+        out = from_term(simplify_term(term, rules), leaves, dtype=_dtype(expr))
+    except TVMError:
+        return expr  # quorem's exact result has a constant the dtype cannot hold
     return out if expr_cost(out) < expr_cost(expr) else expr
 
 

@@ -237,3 +237,14 @@ def test_conditions_and_errors() -> None:
     assert str(from_term(to_term(cond, BOUNDS), dtype="bool").ty.dtype) == "bool"
     with pytest.raises(TVMError):
         to_term(tirx.FloatImm("float32", 1.5))
+
+
+def test_a_constant_the_dtype_cannot_hold_is_a_clear_error() -> None:
+    """quorem folds x*2**62*4 exactly; 2**64 is no int64: from_term says so, simplify keeps
+    the expression (never a traceback from TVM's constructor)."""
+    e = X * (2**62) * 4
+    leaves: dict[str, Any] = {}
+    term = quorem.simplify(to_term(e, BOUNDS, leaves))
+    with pytest.raises(TVMError, match="does not fit int"):
+        from_term(term, leaves, dtype="int64")
+    assert simplify(e, BOUNDS).same_as(e)
