@@ -57,10 +57,16 @@ FitsRefs = tuple[tuple[int, object], ...]
 Entry = tuple[str, CodeType, FitsRefs] | None
 
 
-def _engine_digest() -> str:
+def _engine_digest(folder: Path = _ENGINE) -> str:
     h = hashlib.sha256()
-    for path in sorted(_ENGINE.rglob("*.py")):
-        h.update(path.relative_to(_ENGINE).as_posix().encode())
+    for path in sorted(folder.rglob("*.py")):
+        relative = path.relative_to(folder)
+        if relative.name == "_prebuilt_dispatch.py" or relative.parts[0] == "_root":
+            # The generated module is made from the rest (quorem.engine.prebuilt); _root/ is
+            # the package quorem, installed outside quorem.engine: hashing it would give an
+            # installed package another digest than the tree it was built from.
+            continue
+        h.update(relative.as_posix().encode())
         h.update(path.read_bytes())
     h.update(sys.version.encode())
     return h.hexdigest()[:20]

@@ -88,6 +88,7 @@ __all__ = [
     "RuleCode",
     "compile_dispatch",
     "compile_rule",
+    "dispatch_lines",
     "sum_needs",
 ]
 
@@ -199,8 +200,34 @@ def compile_dispatch(op: Op, entries: Sequence[DispatchEntry]) -> Dispatch:
 
 
 def _compile_dispatch(op: Op, entries: Sequence[DispatchEntry]) -> Dispatch:
-    lines = ["def _dispatch(t):"]
+    # Built with the package (quorem.engine.prebuilt): imported, not generated and
+    # compiled again, and compiled to C in a native build.
+    from quorem.engine.prebuilt import prebuilt_dispatch  # noqa: PLC0415  (import cycle)
+
+    found = prebuilt_dispatch(op, entries)
+    if found is not None:
+        return found
     namespace: dict[str, Any] = dict(RUNTIME)
+    for i, entry in enumerate(entries):
+        namespace[f"_f{i}"] = entry.fn
+        namespace[f"_n{i}"] = entry.name
+    source = "\n".join(dispatch_lines(op, entries)) + "\n"
+    exec(compile(source, "<dispatch>", "exec"), namespace)
+    dispatch: Dispatch = namespace["_dispatch"]
+    return dispatch
+
+
+def dispatch_lines(
+    op: Op, entries: Sequence[DispatchEntry], function: str = "_dispatch", prefix: str = ""
+) -> list[str]:
+    """The source of :func:`compile_dispatch`'s function, named ``function``.
+
+    Entry ``i``'s function and name are read from the globals ``{prefix}_f{i}`` and
+    ``{prefix}_n{i}``, which whoever runs the source must set; every other global it
+    reads is in :data:`~quorem.engine.compiled_expr.RUNTIME`. Call with ``_LOCK`` held
+    (compiling rule blocks registers their int64 checks).
+    """
+    lines = [f"def {function}(t):"]
     known: set[int | None] = set()
     parts: tuple[str, ...] = ()
     if op is Op.ADD:
@@ -210,8 +237,7 @@ def _compile_dispatch(op: Op, entries: Sequence[DispatchEntry]) -> Dispatch:
         parts = ("_t0", "_t1")
         lines.append("    _t0, _t1 = t.args")
     for i, entry in enumerate(entries):
-        namespace[f"_f{i}"] = entry.fn
-        namespace[f"_n{i}"] = entry.name
+        fn, name = f"{prefix}_f{i}", f"{prefix}_n{i}"
         conds = []
         for where, ops in entry.needs:
             var = "ops" if where is None else f"ops{where}"
@@ -229,19 +255,17 @@ def _compile_dispatch(op: Op, entries: Sequence[DispatchEntry]) -> Dispatch:
             try:
                 compiler = _RuleCompiler(entry.rule, entry.semantics)
                 compiler.prefix = f"r{i}_"
-                block = compiler.block(ind, f"_n{i}", parts) if parts else None
+                block = compiler.block(ind, name, parts) if parts else None
             except Unsupported:
                 block = None
         if block is None:
-            lines.append(f"{'    ' * ind}out = _f{i}(t)")
-            lines.append(f"{'    ' * ind}if out is not None: return out, _n{i}")
+            lines.append(f"{'    ' * ind}out = {fn}(t)")
+            lines.append(f"{'    ' * ind}if out is not None: return out, {name}")
         else:
             lines.append(f"{'    ' * ind}# {entry.name!r}")
             lines.extend(block)
     lines.append("    return None")
-    exec(compile("\n".join(lines) + "\n", "<dispatch>", "exec"), namespace)
-    dispatch: Dispatch = namespace["_dispatch"]
-    return dispatch
+    return lines
 
 
 _MAX_LINES = 4000  # a rule compiled to more is pathological: left to the reference

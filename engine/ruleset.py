@@ -191,6 +191,20 @@ def _check_binding_order(rule: Rule) -> None:
     visit(rule.pattern)
 
 
+def dispatch_entries(rules: Sequence[CompiledRule]) -> list[DispatchEntry]:
+    """What :func:`~quorem.engine.compiled.compile_dispatch` is given for ``rules``."""
+    return [
+        DispatchEntry(
+            c.fn,
+            c.name,
+            sum_needs(c.rule, c.semantics),
+            c.rule if c.code is not None else None,
+            c.semantics,
+        )
+        for c in rules
+    ]
+
+
 class _Dispatchers(dict[Op, Dispatch | None]):
     """Per operator, its dispatcher (see :meth:`RuleSet.dispatchers`), made on first use."""
 
@@ -208,17 +222,7 @@ class _Dispatchers(dict[Op, Dispatch | None]):
             return self._compile(op)
 
     def _compile(self, op: Op) -> Dispatch | None:
-        rules = self.by_op[op]
-        entries = [
-            DispatchEntry(
-                c.fn,
-                c.name,
-                sum_needs(c.rule, c.semantics),
-                c.rule if c.code is not None else None,
-                c.semantics,
-            )
-            for c in rules
-        ]
+        entries = dispatch_entries(self.by_op[op])
         dispatch = compile_dispatch(op, entries) if entries else None
         self[op] = dispatch
         return dispatch
@@ -313,6 +317,13 @@ class RuleSet:
         ones).
         """
         return self._dispatch
+
+    def dispatch_entries(self, *, early: bool) -> dict[Op, list[DispatchEntry]]:
+        """Per operator, the entries its dispatcher (plain, or ``early`` only) is made of."""
+        return {
+            op: dispatch_entries([c for c in rs if c.rule.early or not early])
+            for op, rs in self._by_op.items()
+        }
 
     def early_dispatchers(self) -> dict[Op, Dispatch | None] | None:
         """Like :meth:`dispatchers`, for the ``phase: early`` rules only; None if none is."""

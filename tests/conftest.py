@@ -6,9 +6,19 @@ directory on ``sys.path``; the test modules import ``strategies`` from here.
 
 from __future__ import annotations
 
+import os
+import shutil
 import sys
 from pathlib import Path
 
 _TESTS = str(Path(__file__).resolve().parent)
 if _TESTS not in sys.path:
     sys.path.insert(0, _TESTS)
+
+# tinygrad reads its settings once, when first imported, and several test modules import
+# it: its device is chosen here, before any of them. Its CPU device compiles with clang;
+# without clang the kernels run on its PYTHON device (same code generation, emulated).
+_CLANG = next((c for c in ("clang", "clang-14", "clang-15") if shutil.which(c)), None)
+os.environ.setdefault("DEV", "CPU" if _CLANG else "PYTHON")
+if _CLANG:
+    os.environ.setdefault("CC", _CLANG)

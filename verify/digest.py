@@ -44,9 +44,15 @@ def _origin(module: str) -> Path | None:
         spec = importlib.util.find_spec(module)
     except (ImportError, ValueError):
         return None
-    if spec is None or spec.origin is None or not spec.origin.endswith(".py"):
+    if spec is None or spec.origin is None:
         return None
-    return Path(spec.origin)
+    origin = Path(spec.origin)
+    if origin.suffix != ".py":
+        # A native build's extension module (quorem._native): its source is the .py
+        # beside it, compiled from it; that is what the proofs read.
+        source = origin.with_name(origin.name.split(".")[0] + ".py")
+        return source if source.is_file() and origin.suffix in (".so", ".pyd") else None
+    return origin
 
 
 # Import statements, also indented ones (the replay imports the interpreter lazily) and

@@ -4,5 +4,11 @@ The public API lives in :mod:`quorem.engine.api` and is re-exported here. Import
 ``quorem`` never imports Z3; the prover is :mod:`quorem.verify`.
 """
 
-from quorem.engine.api import *  # noqa: F403
-from quorem.engine.api import __all__ as __all__
+from quorem import _native
+
+# Before any engine module is imported: QUOREM_PURE_PYTHON=1, or a stale extension, loads
+# the interpreted source instead of the compiled module.
+_native.install()
+
+from quorem.engine.api import *  # noqa: E402, F403
+from quorem.engine.api import __all__ as __all__  # noqa: E402
