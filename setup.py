@@ -97,7 +97,9 @@ def _extensions(native: ModuleType) -> list[Extension]:
             name,
             [str(_source_of(name).relative_to(ROOT))],
             optional=True,  # no C compiler: a warning, and the module stays Python
-            extra_compile_args=["-O2"],
+            # -O1: the same instruction count as -O2 on the corpora (callgrind, within
+            # 0.5%), in about half the compile time (install-time budget: 2 minutes).
+            extra_compile_args=["-O1"],
         )
         for name in modules
     ]
@@ -169,6 +171,10 @@ class BuildNative(build_ext):
         self._built.append(ext.name)  # list.append: safe from the parallel build's threads
 
 
+# Commands that only describe the package (pip asks for metadata before it builds): the
+# generated module is not needed for those.
+_METADATA_ONLY = {"egg_info", "dist_info", "--name", "--version"}
 NATIVE = _source_tree()
-_generate()
+if not set(sys.argv[1:]) <= _METADATA_ONLY | {a for a in sys.argv[1:] if a.startswith("-")}:
+    _generate()
 setup(ext_modules=_extensions(NATIVE), cmdclass={"build_ext": BuildNative})

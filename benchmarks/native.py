@@ -44,14 +44,6 @@ ROOT = Path(__file__).resolve().parents[1]
 CORPORA = ROOT / "benchmarks" / "corpora"
 ENGINES: dict[str, dict[str, str]] = {"native": {}, "interpreted": {"QUOREM_PURE_PYTHON": "1"}}
 BASELINES: dict[str, Path] = {}  # engine name -> tree on PYTHONPATH (--baseline)
-NATIVE_MODULES = (
-    "quorem.engine.term",
-    "quorem.engine.interval",
-    "quorem.engine.overflow",
-    "quorem.engine.monomial",
-    "quorem.engine.compiled_expr",
-    "quorem.engine.rewrite",
-)
 
 
 Row = tuple[str, dict[str, tuple[int, int]], str]
@@ -217,6 +209,8 @@ def _run_worker(engine: str, argv: list[str], prefix: list[str] | None = None) -
     if out.returncode:
         sys.exit(f"worker failed ({engine}):\n{out.stderr}")
     result: dict[str, Any] = json.loads(out.stdout.strip().splitlines()[-1])
+    from quorem._native import NATIVE_MODULES  # noqa: PLC0415  (the driver's quorem)
+
     want = engine == "native"
     if engine in BASELINES and not result["file"].startswith(str(BASELINES[engine])):
         sys.exit(f"the {engine} worker imported {result['file']}, not the baseline tree")
