@@ -275,6 +275,10 @@ def from_term(term: Term, leaves: Mapping[str, Any] | None = None, *, dtype: Any
     truncating divisions become ``FLOORDIV``/``FLOORMOD`` and ``CDIV``/``CMOD``;
     ``ceildiv`` and Euclidean divisions are written with floor ones. A product with
     conditions among its factors becomes a ``WHERE``. Shared subterms are built once.
+
+    Raises:
+        TinygradError: a constant of ``term`` does not fit ``dtype``.
+
     """
     dt = dtypes.weakint if dtype is None else dtype
     want_bool = dt == dtypes.bool
@@ -294,6 +298,10 @@ class _Writer:
         self.built: dict[Term, Any] = {}
 
     def const(self, v: int) -> Any:
+        # UOp.const keeps any Python int, and a sized int's kernel would wrap it: a
+        # constant the dtype cannot hold is refused, never written.
+        if not self.dtype.min <= v <= self.dtype.max:
+            raise TinygradError(f"the constant {v} does not fit {self.dtype}")
         return UOp.const(v, self.dtype)
 
     def value(self, t: Term) -> Any:
@@ -451,7 +459,11 @@ def _simplify(uop: Any, rules: RuleSet | None, done: dict[int, Any], cost: _Cost
     leaves: dict[str, Any] = {}
     term = to_term(uop, leaves)
     inner = {name: _simplify_inside(u, rules, done, cost) for name, u in leaves.items()}
-    built = from_term(simplify_term(term, rules), inner, dtype=uop.dtype)
+    try:
+        built = from_term(simplify_term(term, rules), inner, dtype=uop.dtype)
+    except TinygradError:  # a constant of the result does not fit uop's dtype
+        done[id(uop)] = uop
+        return uop
     # Never worse than the input: reading alone may shorten it (terms are normalised as
     # they are built), but a rewrite can lengthen a graph that tinygrad shares better.
     out = built if cost(built) < cost(uop) else uop

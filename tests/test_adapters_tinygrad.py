@@ -244,3 +244,19 @@ def test_import_quorem_imports_no_tinygrad(tmp_path: object) -> None:
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "[]"
+
+
+def test_a_constant_the_dtype_cannot_hold_is_refused() -> None:
+    """quorem folds x*2**20*2**20 exactly; 2**40 is no int32: from_term says so (UOp.const
+    would keep it, and the kernel wrap it), and simplify keeps the expression."""
+    x = UOp.variable("x", 0, 3, dtypes.int32)
+    e = x * UOp.const(2**20, dtypes.int32) * UOp.const(2**20, dtypes.int32) + 1
+    leaves: dict[str, Any] = {}
+    term = quorem.simplify(to_term(e, leaves))
+    with pytest.raises(TinygradError, match="does not fit"):
+        from_term(term, leaves, dtype=dtypes.int32)
+    assert simplify(e) is e
+    # In weakint the same constant is fine.
+    w = UOp.variable("w", 0, 3, dtypes.weakint)
+    big = from_term(quorem.simplify(to_term(w * _c(2**20) * _c(2**20), {})), dtype=dtypes.weakint)
+    assert big.dtype == dtypes.weakint
