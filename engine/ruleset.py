@@ -320,10 +320,10 @@ class RuleSet:
 
     def dispatch_entries(self, *, early: bool) -> dict[Op, list[DispatchEntry]]:
         """Per operator, the entries its dispatcher (plain, or ``early`` only) is made of."""
-        return {
-            op: dispatch_entries([c for c in rs if c.rule.early or not early])
-            for op, rs in self._by_op.items()
-        }
+        table = self._early_dispatch if early else self._dispatch
+        if table is None:
+            return {}
+        return {op: dispatch_entries(rs) for op, rs in table.by_op.items()}
 
     def early_dispatchers(self) -> dict[Op, Dispatch | None] | None:
         """Like :meth:`dispatchers`, for the ``phase: early`` rules only; None if none is."""
