@@ -39,6 +39,7 @@ from quorem.verify.confirm import (
     expected_answer,
 )
 from quorem.verify.digest import code_digest
+from quorem.verify.executor import Executor, ExecutorError, add_executor_option, open_executor
 from quorem.verify.guards import (
     DEFAULT_MAX_CANDIDATES,
     DEFAULT_QUERY_RLIMIT,
@@ -93,7 +94,15 @@ def _parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--arity", type=int, default=DEFAULT_ARITY, help="prove sum(K*t) rules for 1..K")
     p.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT, help="seconds per query")
-    p.add_argument("--jobs", "-j", type=int, default=1, help="parallel prover processes")
+    p.add_argument(
+        "--jobs",
+        "-j",
+        type=int,
+        default=1,
+        help="parallel prover processes (of the local pool; a Dask cluster runs as many "
+        "proofs at once as it has worker processes)",
+    )
+    add_executor_option(p)
     p.add_argument(
         "--encoding",
         choices=ENCODINGS,
@@ -181,6 +190,7 @@ def verify_rules(
     intervals: bool = False,
     checks: Checks | None = None,
     encoding: str = "purify",
+    executor: Executor | None = None,
 ) -> list[dict[str, Any]]:
     """Prove the obligations of ``rules`` of ``kinds``; return their JSON results in order.
 
@@ -197,6 +207,9 @@ def verify_rules(
     confirming solver (its ``confirmation``; status ``disagree`` when it gives the
     opposite answer), in the job that proves them. Their definite outcomes are cached
     like proofs, each under a key of its own.
+
+    The jobs run on ``executor`` (quorem.verify.executor), by default a pool of ``jobs``
+    processes; the results, their order and the cache do not depend on it.
     """
     checks = checks or Checks()
     version = confirmer_version(checks.confirm) if checks.confirm else ""
@@ -253,7 +266,7 @@ def verify_rules(
                 progress(results[i])
 
     try:
-        run_jobs(work, rules, files, jobs, on_result, in_order=False)
+        run_jobs(work, rules, files, jobs, on_result, in_order=False, executor=executor)
     finally:
         if cache is not None:
             cache.save()
@@ -734,6 +747,44 @@ def _usage_problem(args: argparse.Namespace) -> str:
     return ""
 
 
+def _verify(
+    rules: Sequence[Rule],
+    args: argparse.Namespace,
+    *,
+    wanted: Sequence[str],
+    checks: Checks,
+    cache: ProofCache | None,
+    show: _Progress | None,
+) -> list[dict[str, Any]] | None:
+    """The results of the proofs ``args`` ask for, on ``--executor``.
+
+    None, the error printed, when the executor cannot be used (a Dask scheduler not
+    reached, workers running another prover).
+    """
+    try:
+        with open_executor(args.executor, args.jobs) as executor:
+            return verify_rules(
+                rules,
+                args.files,
+                # Termination: each rule makes terms smaller in one declared order
+                # (quorem.verify.termination).
+                kinds=[k for k in wanted if k in (*OBLIGATIONS, *_TERMINATION_KINDS)],
+                arity=args.arity,
+                timeout=args.timeout,
+                jobs=args.jobs,
+                cache=cache,
+                progress=show,
+                encoding=args.encoding,
+                # The interval analysis belongs to the engine, not to a rules file.
+                intervals=not args.files and not args.rule and "interval" in wanted,
+                checks=checks,
+                executor=executor,
+            )
+    except ExecutorError as exc:
+        print(f"quorem verify: error: {exc}", file=sys.stderr)
+        return None
+
+
 def _main(argv: Sequence[str] | None) -> int:
     parser = _parser()
     try:
@@ -775,22 +826,9 @@ def _main(argv: Sequence[str] | None) -> int:
     cache = None if args.no_cache else ProofCache()
     show = None if args.json else _Progress(sys.stdout.isatty())
     start = time.perf_counter()
-    results = verify_rules(
-        rules,
-        args.files,
-        # Termination: each rule makes terms smaller in one declared order
-        # (quorem.verify.termination).
-        kinds=[k for k in wanted if k in (*OBLIGATIONS, *_TERMINATION_KINDS)],
-        arity=args.arity,
-        timeout=args.timeout,
-        jobs=args.jobs,
-        cache=cache,
-        progress=show,
-        encoding=args.encoding,
-        # The interval analysis belongs to the engine, not to a rules file.
-        intervals=not args.files and not args.rule and "interval" in wanted,
-        checks=checks,
-    )
+    results = _verify(rules, args, wanted=wanted, checks=checks, cache=cache, show=show)
+    if results is None:
+        return EXIT_USAGE
     seconds = time.perf_counter() - start
     if show is not None:
         show.close()

@@ -1,28 +1,31 @@
-"""Run the proof jobs of one ``quorem verify`` run: one process pool, longest jobs first.
+"""Run the proof jobs of one ``quorem verify`` run: on one executor, longest jobs first.
 
 Every obligation (a rule's equivalence, int64 and termination obligations, and each
-interval transfer function) is one job. They all go to one pool so that no core idles
-while another finishes a serial tail, and the jobs expected to take longest are
-submitted first: the run ends when the last job does, so a long job started last would
-set the wall time alone. Results come back in the order the jobs were given, whatever
-order they finish in.
+interval transfer function) is one job. They all go to one executor (a local process
+pool, or a Dask cluster: quorem.verify.executor) so that no core idles while another
+finishes a serial tail, and the jobs expected to take longest are submitted first: the
+run ends when the last job does, so a long job started last would set the wall time
+alone. Results are given in the order the jobs were given, or as they finish.
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
-import multiprocessing
+import hashlib
 from collections.abc import Callable, Sequence
-from concurrent.futures import Future, ProcessPoolExecutor, as_completed
-from typing import Any, Final, TypeVar
+from pathlib import Path
+from typing import Any, Final
 
 from quorem.engine import interval
+from quorem.engine.codecache import load_parsed, store_parsed
 from quorem.engine.ops import Semantics
 from quorem.engine.rule import Rule
-from quorem.engine.rulefile import load_rule_files
+from quorem.engine.rulefile import load_rule_files, parse_rules
 from quorem.rules import constraint_rule_files, lowering_rule_files, rule_files
 from quorem.verify.confirm import confirm, confirm_queries, expected_answer
-from quorem.verify.interrupt import ignore_interrupts
+from quorem.verify.executor import Executor, LocalPool
+from quorem.verify.executor import in_new_process as _in_new_process
 from quorem.verify.intervals import IntervalProof, prove_interval
 from quorem.verify.prove import (
     OBLIGATIONS,
@@ -36,9 +39,16 @@ from quorem.verify.prove import (
 from quorem.verify.record import recording
 from quorem.verify.termination import NESTED_OBLIGATION, check_nested, check_termination
 
-__all__ = ["Checks", "Job", "extra_checks", "interval_job_result", "load_rules", "run_jobs"]
-
-_T = TypeVar("_T")
+__all__ = [
+    "Checks",
+    "Job",
+    "RuleTexts",
+    "extra_checks",
+    "interval_job_result",
+    "load_rules",
+    "rule_texts",
+    "run_jobs",
+]
 
 # Interval proofs explore dozens of paths each (seconds); a rule's obligation grows
 # with the arity of its sum(K*t). Only the order matters, not the scale.
@@ -111,21 +121,66 @@ class Job:
         return (1.0 + self.arity) * weight
 
 
+def _rule_paths(files: Sequence[str]) -> list[str]:
+    """``files``, or every shipped rules file (constraint, lowering) when it is empty."""
+    if files:
+        return list(files)
+    shipped = [*rule_files(), *constraint_rule_files(), *lowering_rule_files()]
+    return [str(p) for p in shipped]
+
+
 def load_rules(files: Sequence[str]) -> list[Rule]:
     """The rules of ``files``, or every shipped rule (constraint, lowering) when it is empty."""
-    shipped = [*rule_files(), *constraint_rule_files(), *lowering_rule_files()]
-    return load_rule_files(files or [str(p) for p in shipped])
+    return load_rule_files(_rule_paths(files))
 
 
-# A worker's rules, loaded once per process by _init_worker (parsing every rule file
-# again for each of hundreds of jobs cost several seconds of CPU per run).
-_worker_rules: dict[str, Rule] = {}
+@dataclasses.dataclass(frozen=True)
+class RuleTexts:
+    """The rules files of a run as sent to the workers: each path with the file's bytes.
+
+    A worker may be on another host, where the path names nothing: it parses the bytes,
+    and the path stays the rules' file name, so that reports say ``file:line`` as this
+    process would. ``digest`` identifies the whole, for the workers' cache of parses.
+    """
+
+    files: tuple[tuple[str, bytes], ...]
+    digest: str
 
 
-def _init_worker(files: Sequence[str]) -> None:
-    ignore_interrupts()
-    _worker_rules.clear()
-    _worker_rules.update((r.name, r) for r in load_rules(files))
+def rule_texts(files: Sequence[str]) -> RuleTexts:
+    """The texts of ``files`` (every shipped rules file when it is empty), read now."""
+    texts = tuple((path, Path(path).read_bytes()) for path in _rule_paths(files))
+    h = hashlib.sha256()
+    for path, data in texts:
+        h.update(f"\0{path}\0{len(data)}\0".encode())
+        h.update(data)
+    return RuleTexts(texts, h.hexdigest())
+
+
+# A worker's rules by the digest of their texts, parsed once per process (parsing every
+# rule file again for each of hundreds of jobs cost several seconds of CPU per run). A
+# Dask worker lives on between runs: only the last few rule sets are kept.
+_parsed_rules: dict[str, dict[str, Rule]] = {}
+_KEEP_PARSED: Final = 4
+
+
+def _rules_of(texts: RuleTexts) -> dict[str, Rule]:
+    """The rules of ``texts`` by name (rule names are unique across the files of a run)."""
+    rules = _parsed_rules.get(texts.digest)
+    if rules is not None:
+        return rules
+    # The shipped files' parse may be on disk already (quorem.engine.codecache).
+    cached = load_parsed(texts.files)
+    if isinstance(cached, list) and all(isinstance(r, Rule) for r in cached):
+        parsed: list[Rule] = cached
+    else:
+        # The client has loaded these very bytes without error: they are UTF-8 rules.
+        parsed = [r for path, data in texts.files for r in parse_rules(data.decode(), path)]
+        store_parsed(texts.files, parsed)
+    while len(_parsed_rules) >= _KEEP_PARSED:
+        del _parsed_rules[next(iter(_parsed_rules))]
+    rules = _parsed_rules[texts.digest] = {r.name: r for r in parsed}
+    return rules
 
 
 def interval_job_result(proof: IntervalProof) -> dict[str, Any]:
@@ -266,40 +321,8 @@ def _prove_json(ob: Obligation, timeout: float, seed: int) -> dict[str, Any]:
     return result_json(prove(ob, timeout, seed))
 
 
-def _in_new_process(fn: Callable[..., _T], *args: Any) -> _T:
-    """``fn(*args)`` in a new Python process (spawned: nothing inherited from this one)."""
-    context = multiprocessing.get_context("spawn")
-    pool = ProcessPoolExecutor(max_workers=1, mp_context=context, initializer=ignore_interrupts)
-    try:
-        out = pool.submit(fn, *args).result()
-    except BaseException:
-        _stop(pool)
-        raise
-    pool.shutdown(wait=True)
-    return out
-
-
-def _stop(pool: ProcessPoolExecutor) -> None:
-    """Cancel the queued jobs and terminate the workers, which ignore Ctrl-C.
-
-    Interrupted, a job failed, or the output pipe closed: do not wait for the running
-    proofs to end. (CPython keeps the workers in ``_processes``, which shutdown forgets.)
-    """
-    processes = list((getattr(pool, "_processes", None) or {}).values())
-    manager = getattr(pool, "_executor_manager_thread", None)  # shutdown forgets it too
-    pool.shutdown(wait=False, cancel_futures=True)
-    for proc in processes:
-        if proc.is_alive():
-            proc.terminate()
-    # Let the pool's manager thread see its workers gone and close its wake-up pipe now:
-    # otherwise it may close the pipe while the interpreter's exit hook is writing to it
-    # (an EBADF traceback after "interrupted").
-    if manager is not None:
-        manager.join(timeout=5)
-
-
-def _worker_run(job: Job) -> list[dict[str, Any]]:
-    return _run(job, _worker_rules)
+def _worker_job(texts: RuleTexts, job: Job) -> list[dict[str, Any]]:
+    return _run(job, _rules_of(texts))
 
 
 def run_jobs(
@@ -310,38 +333,41 @@ def run_jobs(
     on_result: Callable[[int, list[dict[str, Any]]], object],
     *,
     in_order: bool = True,
+    executor: Executor | None = None,
 ) -> None:
     """Run ``jobs``; call ``on_result(i, results)`` for each, in the order of ``jobs``.
 
     ``results`` has one entry per kind of the job, in the job's order. With ``in_order``
     false, ``on_result`` is called as each job finishes instead, whatever its index (a
-    report that prints as results arrive, and a cache saved as they do).
+    report that prints as results arrive, and a cache saved as they do). Either way it
+    is called exactly once per job.
 
-    ``rules`` are the rules the jobs name (already loaded from ``files``, which the
-    worker processes load again). With one worker everything runs in this process. An
-    interrupt (Ctrl-C) cancels the jobs not started and propagates.
+    ``rules`` are the rules the jobs name (already loaded from ``files``, whose texts
+    are sent to the workers: :class:`RuleTexts`). The jobs run on ``executor``, by
+    default a pool of ``workers`` processes, longest expected first; with one worker
+    everything runs in this process. An interrupt (Ctrl-C) cancels the jobs not started
+    and propagates.
     """
-    if workers <= 1 or len(jobs) <= 1:
+    executor = executor or LocalPool(workers)
+    if executor.in_process or (len(jobs) <= 1 and isinstance(executor, LocalPool)):
         by_name = {r.name: r for r in rules}
         for i, job in enumerate(jobs):
             on_result(i, _run(job, by_name))
         return
     order = sorted(range(len(jobs)), key=lambda i: -jobs[i].cost)
-    pool = ProcessPoolExecutor(
-        max_workers=workers, initializer=_init_worker, initargs=(list(files),)
-    )
-    try:
-        futures: dict[int, Future[list[dict[str, Any]]]] = {
-            i: pool.submit(_worker_run, jobs[i]) for i in order
-        }
-        if in_order:
-            for i in range(len(jobs)):
-                on_result(i, futures[i].result())
-        else:
-            index = {f: i for i, f in futures.items()}
-            for f in as_completed(index):
-                on_result(index[f], f.result())
-    except BaseException:
-        _stop(pool)
-        raise
-    pool.shutdown(wait=True)
+    waiting: dict[int, list[dict[str, Any]]] = {}
+    done = 0
+    results = executor.map_unordered(_worker_job, jobs, rule_texts(files), order)
+    with contextlib.closing(results):
+        for i, got in results:
+            rs = got
+            if jobs[i].kinds == ("interval",):
+                # The engine's file as this process has it (a worker may be elsewhere).
+                rs = [{**r, "file": interval.__file__} for r in got]
+            if not in_order:
+                on_result(i, rs)
+                continue
+            waiting[i] = rs
+            while done in waiting:
+                on_result(done, waiting.pop(done))
+                done += 1
