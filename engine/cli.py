@@ -892,6 +892,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="prove rules sound with Z3 (needs the verify extra; see quorem verify --help)",
         add_help=False,
     )
+    subs.add_parser(
+        "discover",
+        help="propose proven rules for what the rules leave on a corpus (needs the verify "
+        "extra; see quorem discover --help)",
+        add_help=False,
+    )
     return parser
 
 
@@ -908,6 +914,19 @@ def _verify(argv: list[str]) -> int:
     return verify_main(argv)
 
 
+def _discover(argv: list[str]) -> int:
+    """``quorem discover``: rule discovery proves its candidates, so it needs z3-solver."""
+    try:
+        from quorem.verify.discover_cli import main as discover_main  # noqa: PLC0415
+    except ImportError as exc:
+        sys.stderr.write(
+            f"quorem: error: quorem discover needs z3-solver ({exc}); "
+            'install it with: pip install "quorem[verify]"\n'
+        )
+        return EXIT_USAGE
+    return discover_main(argv)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the ``quorem`` command line with ``argv`` (default ``sys.argv[1:]``).
 
@@ -918,6 +937,8 @@ def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     if argv[:1] == ["verify"]:
         return _verify(argv[1:])
+    if argv[:1] == ["discover"]:
+        return _discover(argv[1:])
     parser = build_parser()
     try:
         args, extras = parser.parse_known_args(argv)

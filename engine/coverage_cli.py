@@ -93,7 +93,7 @@ def ruleset_of(rule_files: list[str], only: bool) -> RuleSet:
     return RuleSet.from_files(rule_files, with_shipped=not only)
 
 
-def _read_cases(sources: list[str], default: Semantics, err: TextIO) -> tuple[list[Case], int]:
+def read_cases(sources: list[str], default: Semantics, err: TextIO) -> tuple[list[Case], int]:
     """The cases of every corpus, and how many lines could not be read (reported on err)."""
     from quorem.engine.cli import LineError, _decode, _job_of, _lines  # noqa: PLC0415  (cycle)
 
@@ -141,7 +141,7 @@ def run_coverage(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     ruleset = ruleset_of(args.rules, args.only_rules)
     if args.corpus.count("-") > 1:
         raise CoverageUsageError("standard input ('-') can be read once")
-    cases, bad = _read_cases(args.corpus, Semantics(args.semantics), err)
+    cases, bad = read_cases(args.corpus, Semantics(args.semantics), err)
     report = coverage(cases, ruleset, max_steps=args.max_steps)
     if args.html is not None:
         names = [Path(c).name for c in args.corpus]

@@ -1,0 +1,189 @@
+"""``quorem discover``: propose proven rules for what the rules leave undone on a corpus.
+
+::
+
+    quorem discover CORPUS.jsonl [...] [--rules FILE ...] [--only-rules] [--out FILE]
+                    [--apply] [--json] [--executor URL] [--jobs N]
+                    [--patterns N] [--per-pattern N] [--min-cases N] [--rounds N]
+
+The corpus is JSON lines as ``quorem simplify --batch`` reads them; ``--rules`` and
+``--only-rules`` choose the rule set as on ``quorem simplify``. The proposals are
+written as a rules file (to ``--out``, else standard output): the kept rules as rules,
+each headed by its proof status, guard and what it removes on the corpus, and the
+candidates not kept as comments, each with why. ``--apply`` also prints the corpus's
+totals with the proposed rules added. Progress goes to standard error.
+
+Exit status: 0 (whether or not a rule was found), 2 for bad input, 130 interrupted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import sys
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any, TextIO
+
+from quorem.engine.cli_rules import add_rules_options, ruleset_from_args
+from quorem.engine.coverage_cli import read_cases
+from quorem.engine.errors import QuoremError, RuleErrors
+from quorem.engine.ops import Semantics
+from quorem.verify.discover import Discovery, Settings, discover, rules_text
+from quorem.verify.executor import Executor, ExecutorError, add_executor_option, open_executor
+
+__all__ = ["build_parser", "main"]
+
+_EXIT_OK = 0
+_EXIT_USAGE = 2
+_EXIT_INTERRUPTED = 130
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1: {text}")
+    return value
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The parser of ``quorem discover``."""
+    p = argparse.ArgumentParser(
+        prog="quorem discover",
+        description="Propose proven rules that remove the // and %% a rule set leaves "
+        "on a corpus (needs z3-solver).",
+    )
+    p.add_argument("corpus", nargs="+", help="JSON-lines corpus files (as simplify --batch)")
+    add_rules_options(p)
+    p.add_argument("--out", metavar="FILE", help="write the proposed rules here (default: stdout)")
+    p.add_argument(
+        "--apply", action="store_true", help="report the corpus totals with the rules added"
+    )
+    p.add_argument("--json", action="store_true", help="print a JSON report instead of rules text")
+    p.add_argument(
+        "--semantics",
+        choices=[s.value for s in Semantics],
+        default="floor",
+        help="semantics of corpus lines that do not say (default floor)",
+    )
+    settings = Settings()
+    p.add_argument(
+        "--patterns",
+        type=_positive,
+        default=settings.patterns,
+        metavar="N",
+        help=f"residue patterns searched per round (default {settings.patterns})",
+    )
+    p.add_argument(
+        "--per-pattern",
+        type=_positive,
+        default=settings.per_pattern,
+        metavar="N",
+        help=f"candidates proven per pattern (default {settings.per_pattern})",
+    )
+    p.add_argument(
+        "--min-cases",
+        type=_positive,
+        default=settings.min_cases,
+        metavar="N",
+        help=f"cases a pattern must occur in (default {settings.min_cases})",
+    )
+    p.add_argument(
+        "--rounds",
+        type=_positive,
+        default=settings.rounds,
+        metavar="N",
+        help=f"rounds of discovery at most (default {settings.rounds})",
+    )
+    p.add_argument("--jobs", "-j", type=_positive, default=1, help="parallel prover processes")
+    add_executor_option(p)
+    return p
+
+
+def _mapper(
+    executor: Executor,
+) -> Callable[
+    [Callable[[str], dict[str, Any]], Sequence[str]], Iterable[tuple[int, dict[str, Any]]]
+]:
+    def run(
+        fn: Callable[[str], dict[str, Any]], items: Sequence[str]
+    ) -> Iterable[tuple[int, dict[str, Any]]]:
+        with contextlib.closing(executor.map_items(fn, items)) as results:
+            yield from results
+
+    return run
+
+
+def _summary(d: Discovery) -> dict[str, Any]:
+    return {
+        "cases": d.cases,
+        "ops_input": d.ops_input,
+        "ops_before": d.ops_before,
+        "ops_after": d.ops_after,
+        "residue_patterns": d.patterns,
+        "kept": [p.name for p in d.kept],
+        "proposals": [p.to_json() for p in d.proposals],
+    }
+
+
+def _run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    ruleset = ruleset_from_args(args)
+    cases, bad = read_cases(list(args.corpus), Semantics(args.semantics), err)
+    if bad:
+        err.write(f"quorem: error: {bad} corpus lines could not be read (above)\n")
+        return _EXIT_USAGE
+    if not cases:
+        err.write("quorem: error: the corpus has no case\n")
+        return _EXIT_USAGE
+    settings = Settings(args.patterns, args.per_pattern, args.min_cases, args.rounds)
+
+    def say(line: str) -> None:
+        err.write(f"quorem discover: {line}\n")
+        err.flush()
+
+    with open_executor(args.executor, args.jobs) as executor:
+        found = discover(
+            cases, ruleset, settings=settings, map_unordered=_mapper(executor), progress=say
+        )
+    text = rules_text(found)
+    if args.out:
+        with open(args.out, "w", encoding="utf-8") as f:
+            f.write(text)
+    if args.json:
+        out.write(json.dumps(_summary(found)) + "\n")
+    elif not args.out:
+        out.write(text)
+    if args.apply or args.out:
+        proven = sum(1 for p in found.proposals if p.status not in ("unproven", "not-terminating"))
+        out.write(
+            f"corpus: {found.cases} cases; // and % in the input {found.ops_input}, "
+            f"with the rules {found.ops_before}, with the {len(found.kept)} proposed rules "
+            f"added {found.ops_after}; {proven} of {len(found.proposals)} candidates proven\n"
+            if args.apply
+            else f"wrote {len(found.kept)} proposed rules to {args.out}\n"
+        )
+    return _EXIT_OK
+
+
+def main(argv: list[str]) -> int:
+    """Run ``quorem discover`` with ``argv``; the exit status (see the module docstring)."""
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:
+        return exc.code if isinstance(exc.code, int) else _EXIT_USAGE
+    out, err = sys.stdout, sys.stderr
+    try:
+        return _run(args, out, err)
+    except RuleErrors as exc:
+        err.writelines(f"quorem: error: {e}\n" for e in exc.errors)
+        return _EXIT_USAGE
+    except (QuoremError, ExecutorError, OSError) as exc:
+        err.write(f"quorem: error: {exc}\n")
+        return _EXIT_USAGE
+    except KeyboardInterrupt:
+        err.write("quorem: interrupted\n")
+        return _EXIT_INTERRUPTED
