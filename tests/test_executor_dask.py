@@ -234,6 +234,20 @@ def test_closing_a_map_cancels_its_tasks(client: Any) -> None:
 
 
 @needs_dask
+def test_the_throughput_benchmark_against_a_cluster(url: str, tmp_path: Path) -> None:
+    from benchmarks import dask_throughput
+
+    argv = ["--address", url, "--files", CLAUSE_PAIRS, "--repeats", "2", "--out", str(tmp_path)]
+    assert dask_throughput.main(argv) == 0
+    report = json.loads((tmp_path / "dask_throughput.json").read_text())
+    assert report["obligations"] == 24 and report["statuses_identical"]
+    (series,) = report["series"]
+    assert series["executor"] == "dask" and series["workers"] == 2
+    assert len(series["seconds"]) == 2 and series["obligations_per_second"] > 0
+    assert (tmp_path / "dask_throughput.svg").read_text().startswith("<svg")
+
+
+@needs_dask
 def test_ctrl_c_cancels_the_tasks_on_the_cluster(url: str, client: Any, tmp_path: Path) -> None:
     """SIGINT: exit 130 at once, no traceback, and the scheduler holds none of our tasks."""
     offset_pairs = str(REPO / "rules" / "35-offset-pairs.rules")
