@@ -9,8 +9,9 @@ give the same report.
 The workers of a cluster may run on other hosts: nothing names a file on this machine.
 What the tasks share (for ``quorem verify``, the rules files' texts) is sent once, as a
 task of its own whose result the scheduler can compute again if the worker holding it
-dies (data scattered to a worker is lost with it). Each task may be retried
-(:data:`RETRIES`): a task whose worker dies is run again elsewhere, and every item's
+dies (data scattered to a worker is lost with it). A task whose worker dies is run
+again elsewhere by the scheduler (up to Dask's ``distributed.scheduler.allowed-failures``
+times, 3 by default), a task that raises is retried (:data:`RETRIES`), and every item's
 result is reported exactly once. A worker must run the same prover as this process (the
 same quorem code and Z3 version, checked by each task): its results are cached here
 under this process's keys.
@@ -73,7 +74,7 @@ LOCAL: Final = "local"
 _SCHEME: Final = "dask"
 INSTALL_HINT: Final = 'pip install "quorem[dask]"'
 RETRIES: Final = 2
-"""How many times a Dask task is run again after it failed (its worker died, say)."""
+"""How many times a Dask task that raised is run again (worker deaths: see above)."""
 CONNECT_TIMEOUT = 10.0
 """Seconds to wait for the Dask scheduler before giving up (read at each connection)."""
 
