@@ -28,7 +28,7 @@ import random
 from collections.abc import Callable, Sequence
 from typing import Final
 
-from quorem.engine.arith import floordiv, floormod, truncdiv, truncmod
+from quorem.engine.arith import eucliddiv, euclidmod, floordiv, floormod, truncdiv, truncmod
 from quorem.engine.evaluate import evaluate
 from quorem.engine.ops import Semantics
 from quorem.verify.discover_residues import Group, Instance, Node
@@ -101,6 +101,7 @@ def _is_constant(node: Node) -> bool:
 _DIV: Final[dict[Semantics, tuple[Callable[[int, int], int], Callable[[int, int], int]]]] = {
     Semantics.FLOOR: (floordiv, floormod),
     Semantics.TRUNC: (truncdiv, truncmod),
+    Semantics.EUCLID: (eucliddiv, euclidmod),
 }
 
 
@@ -114,7 +115,7 @@ class _Evaluation:
     def __init__(
         self, sem: Semantics, terms: dict[str, _Vec], consts: dict[str, _Vec], n: int
     ) -> None:
-        self.div, self.mod = _DIV.get(sem, _DIV[Semantics.FLOOR])
+        self.div, self.mod = _DIV[sem]
         self.terms = terms
         self.consts = consts
         self.n = n
