@@ -7,7 +7,13 @@ import os
 import sys
 from typing import Final
 
-__all__ = ["EXIT_BROKEN_PIPE", "EXIT_INTERRUPTED", "non_negative", "silence_stdout"]
+__all__ = [
+    "EXIT_BROKEN_PIPE",
+    "EXIT_INTERRUPTED",
+    "non_negative",
+    "positive",
+    "silence_stdout",
+]
 
 EXIT_BROKEN_PIPE: Final = 1  # the report was cut short
 EXIT_INTERRUPTED: Final = 130
@@ -15,12 +21,21 @@ EXIT_INTERRUPTED: Final = 130
 
 def non_negative(text: str) -> int:
     """An argparse type: a non-negative integer, else a usage error saying what was given."""
+    return _at_least(text, 0, "a non-negative")
+
+
+def positive(text: str) -> int:
+    """An argparse type: an integer of at least 1, else a usage error saying what was given."""
+    return _at_least(text, 1, "a positive")
+
+
+def _at_least(text: str, low: int, what: str) -> int:
     try:
         value = int(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a non-negative integer, got {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"expected a non-negative integer, got {value}")
+        raise argparse.ArgumentTypeError(f"expected {what} integer, got {text!r}") from None
+    if value < low:
+        raise argparse.ArgumentTypeError(f"expected {what} integer, got {value}")
     return value
 
 

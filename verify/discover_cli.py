@@ -25,6 +25,7 @@ import sys
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, TextIO
 
+from quorem.engine.cli_args import EXIT_INTERRUPTED, positive
 from quorem.engine.cli_rules import add_rules_options, ruleset_from_args
 from quorem.engine.coverage_cli import read_cases
 from quorem.engine.errors import QuoremError, RuleErrors
@@ -36,17 +37,6 @@ __all__ = ["build_parser", "main"]
 
 _EXIT_OK = 0
 _EXIT_USAGE = 2
-_EXIT_INTERRUPTED = 130
-
-
-def _positive(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1: {text}")
-    return value
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -70,35 +60,16 @@ def build_parser() -> argparse.ArgumentParser:
         help="semantics of corpus lines that do not say (default floor)",
     )
     settings = Settings()
-    p.add_argument(
-        "--patterns",
-        type=_positive,
-        default=settings.patterns,
-        metavar="N",
-        help=f"residue patterns searched per round (default {settings.patterns})",
-    )
-    p.add_argument(
-        "--per-pattern",
-        type=_positive,
-        default=settings.per_pattern,
-        metavar="N",
-        help=f"candidates proven per pattern (default {settings.per_pattern})",
-    )
-    p.add_argument(
-        "--min-cases",
-        type=_positive,
-        default=settings.min_cases,
-        metavar="N",
-        help=f"cases a pattern must occur in (default {settings.min_cases})",
-    )
-    p.add_argument(
-        "--rounds",
-        type=_positive,
-        default=settings.rounds,
-        metavar="N",
-        help=f"rounds of discovery at most (default {settings.rounds})",
-    )
-    p.add_argument("--jobs", "-j", type=_positive, default=1, help="parallel prover processes")
+    for option, default, what in (
+        ("--patterns", settings.patterns, "residue patterns searched per round"),
+        ("--per-pattern", settings.per_pattern, "candidates proven per pattern"),
+        ("--min-cases", settings.min_cases, "cases a pattern must occur in"),
+        ("--rounds", settings.rounds, "rounds of discovery at most"),
+    ):
+        p.add_argument(
+            option, type=positive, default=default, metavar="N", help=f"{what} (default {default})"
+        )
+    p.add_argument("--jobs", "-j", type=positive, default=1, help="parallel prover processes")
     add_executor_option(p)
     return p
 
@@ -186,4 +157,4 @@ def main(argv: list[str]) -> int:
         return _EXIT_USAGE
     except KeyboardInterrupt:
         err.write("quorem: interrupted\n")
-        return _EXIT_INTERRUPTED
+        return EXIT_INTERRUPTED
