@@ -350,3 +350,27 @@ def _lost_tasks(dask_scheduler: Any) -> list[str]:
         if str(key).startswith("quorem-worker_job")
         and (start, finish) == ("processing", "released")
     ]
+
+
+@needs_dask
+def test_discover_proves_its_candidates_on_the_cluster(
+    url: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`quorem discover --executor dask://` keeps the same proven rules as in-process proofs."""
+    from quorem.engine.cli import main
+    from quorem.rules import rule_files
+
+    corpus = REPO / "tests" / "data" / "discover_corpus.jsonl"
+    args = ["discover", str(corpus), "--only-rules", "--patterns", "1", "--rounds", "1", "--json"]
+    for f in rule_files():
+        if f.name != "20-divmod-identity.rules":
+            args += ["--rules", str(f)]
+    assert main(args) == 0
+    here = json.loads(capsys.readouterr().out)
+    assert main([*args, "--executor", url]) == 0
+    there = json.loads(capsys.readouterr().out)
+    assert here["kept"] and here["kept"] == there["kept"]
+    assert [(p["status"], p["text"]) for p in here["proposals"]] == [
+        (p["status"], p["text"]) for p in there["proposals"]
+    ]
+    assert there["ops_after"] == here["ops_after"] < there["ops_before"]
