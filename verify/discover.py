@@ -13,11 +13,13 @@
    (:mod:`quorem.verify.discover_prove`). The proofs run on an executor: a local
    process pool, or a Dask cluster.
 4. **Selection.** The proven candidates are added to the rule set one at a time, best
-   ranked first, each in the main phase or, if that removes nothing, the early phase
-   (where rules meet ``x % n`` and ``(x // n)*n`` before other rules rewrite either);
-   a candidate is kept if it lowers the corpus's division count and no case's rewriting
-   then stops short of a fixed point with it among the rules to blame (a loop with the
-   other rules). What each kept rule removes is measured on the corpus.
+   ranked first, each in the phase where it removes more: the main phase or the early
+   one (where rules meet ``x % n`` and ``(x // n)*n`` before other rules rewrite
+   either). A candidate is kept if it lowers the corpus's division count and no case's
+   rewriting then stops short of a fixed point with it among the rules to blame (a loop
+   with the other rules). What each kept rule removes is measured on the corpus.
+5. **Rounds.** Discovery runs again on what the rule set and the rules kept leave,
+   until a round keeps nothing new.
 
 Nothing is reported as proven that the prover did not prove; candidates it could not
 prove are listed apart, as comments.
