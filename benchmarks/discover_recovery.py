@@ -24,7 +24,6 @@ replaces the rows of the families it ran), and the table to stdout.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import io
 import json
 import time
@@ -38,7 +37,7 @@ from quorem.engine.rewrite import rewrite_given
 from quorem.engine.ruleset import RuleSet
 from quorem.rules import rule_files
 from quorem.verify.discover import Settings, discover, rules_text
-from quorem.verify.executor import add_executor_option, open_executor
+from quorem.verify.executor import Executor, add_executor_option, open_executor
 
 HERE = Path(__file__).parent
 GENERATED = ("tiled", "transpose", "reshape_aba", "reshape_abc", "strided")
@@ -68,18 +67,18 @@ def _measure(cases: list[Case], ideal: list[int | None], rules: RuleSet) -> tupl
 
 
 def run_family(
-    family: str, cases: list[Case], ideal: list[int | None], settings: Settings, executor: Any
+    family: str,
+    cases: list[Case],
+    ideal: list[int | None],
+    settings: Settings,
+    executor: Executor,
 ) -> dict[str, Any]:
     """Discover rules with ``family`` removed; the three measurements and what was kept."""
     shipped = RuleSet.shipped()
     without = RuleSet.from_files([str(p) for p in rule_files() if p.name != family])
     start = time.perf_counter()
 
-    def run(fn: Any, items: Any) -> Any:
-        with contextlib.closing(executor.map_items(fn, items)) as results:
-            yield from results
-
-    found = discover(cases, without, settings=settings, map_unordered=run)
+    found = discover(cases, without, settings=settings, executor=executor)
     seconds = time.perf_counter() - start
     kept = quorem.engine.rulefile.parse_rules(rules_text(found), "<discovered>")
     ops = {
@@ -107,9 +106,7 @@ def run_family(
             }
             for p in found.kept
         ],
-        "proven": sum(
-            1 for p in found.proposals if p.status not in ("unproven", "not-terminating")
-        ),
+        "proven": found.proven,
         "tried": len(found.proposals),
         "seconds": round(seconds, 1),
     }

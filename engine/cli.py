@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import importlib
 import json
 import re
 import sys
@@ -901,30 +902,23 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _verify(argv: list[str]) -> int:
-    """``quorem verify``: the prover lives in quorem.verify and needs z3-solver."""
+# The commands that prove (quorem verify, quorem discover): their code lives in
+# quorem.verify and needs z3-solver, which the engine never imports.
+_PROVING_COMMANDS: Final = {"verify": "quorem.verify.cli", "discover": "quorem.verify.discover_cli"}
+
+
+def _proving_command(command: str, argv: list[str]) -> int:
+    """Run ``quorem COMMAND``, or say which extra to install when Z3 is missing."""
     try:
-        from quorem.verify.cli import main as verify_main  # noqa: PLC0415  (optional Z3)
+        module = importlib.import_module(_PROVING_COMMANDS[command])
     except ImportError as exc:
         sys.stderr.write(
-            f"quorem: error: quorem verify needs z3-solver ({exc}); "
+            f"quorem: error: quorem {command} needs z3-solver ({exc}); "
             'install it with: pip install "quorem[verify]"\n'
         )
         return EXIT_USAGE
-    return verify_main(argv)
-
-
-def _discover(argv: list[str]) -> int:
-    """``quorem discover``: rule discovery proves its candidates, so it needs z3-solver."""
-    try:
-        from quorem.verify.discover_cli import main as discover_main  # noqa: PLC0415
-    except ImportError as exc:
-        sys.stderr.write(
-            f"quorem: error: quorem discover needs z3-solver ({exc}); "
-            'install it with: pip install "quorem[verify]"\n'
-        )
-        return EXIT_USAGE
-    return discover_main(argv)
+    status: int = module.main(argv)
+    return status
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -935,10 +929,8 @@ def main(argv: list[str] | None = None) -> int:
     traceback), 130 when interrupted.
     """
     argv = sys.argv[1:] if argv is None else list(argv)
-    if argv[:1] == ["verify"]:
-        return _verify(argv[1:])
-    if argv[:1] == ["discover"]:
-        return _discover(argv[1:])
+    if argv and argv[0] in _PROVING_COMMANDS:
+        return _proving_command(argv[0], argv[1:])
     parser = build_parser()
     try:
         args, extras = parser.parse_known_args(argv)

@@ -9,6 +9,7 @@ shipped rules did.
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 import pytest
@@ -165,3 +166,31 @@ def test_command_line_json_and_bad_input(
     assert main(["discover", str(one), "--json"]) == 0
     report = json.loads(capsys.readouterr().out)
     assert report["kept"] == [] and report["ops_after"] == 0
+
+
+@pytest.mark.parametrize(
+    ("command", "module"),
+    [("verify", "quorem.verify.cli"), ("discover", "quorem.verify.discover_cli")],
+)
+def test_a_proving_command_without_z3_names_the_extra(
+    command: str, module: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from quorem.engine.cli import main
+
+    monkeypatch.setitem(sys.modules, module, None)  # importing it now raises ImportError
+    assert main([command, "x.rules"]) == 2
+    err = capsys.readouterr().err
+    assert f"quorem {command} needs z3-solver" in err and 'pip install "quorem[verify]"' in err
+
+
+def test_a_long_sum_gives_pairs_of_related_divisions_only_and_boundedly() -> None:
+    from quorem.verify.discover_residues import _MAX_PAIRS, _division_counts, _units
+
+    xs = [quorem.var(f"x{i}", 0, 9) for i in range(300)]
+    unrelated = quorem.sum_of((x * 3 + 1) % 7 for x in xs)
+    units = list(_units(unrelated, _division_counts(unrelated)))
+    assert all(u.op is not quorem.Op.ADD for u in units)  # no two remainders share a variable
+    x = xs[0]
+    related = quorem.sum_of(((x + i) % 7) * (i + 2) for i in range(300))
+    sums = [u for u in _units(related, _division_counts(related)) if u.op is quorem.Op.ADD]
+    assert 0 < len(sums) <= _MAX_PAIRS

@@ -27,8 +27,9 @@ prove are listed apart, as comments.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, Final
 
 from quorem.engine.coverage import Case
@@ -40,6 +41,7 @@ from quorem.engine.ruleset import RuleSet
 from quorem.verify.discover_candidates import Candidate, candidates_for
 from quorem.verify.discover_prove import PROVEN, prove_candidate
 from quorem.verify.discover_residues import Group, Residues, collect_residues
+from quorem.verify.executor import Executor, LocalPool
 from quorem.verify.mutate import render_expr, render_pattern
 
 # Residue patterns whose candidates are enumerated per round (the most frequent).
@@ -52,11 +54,6 @@ __all__ = [
     "corpus_ops",
     "discover",
     "rules_text",
-]
-
-# Maps a function over items on some executor; yields (index, result) as each is done.
-MapUnordered = Callable[
-    [Callable[[str], dict[str, Any]], Sequence[str]], Iterable[tuple[int, dict[str, Any]]]
 ]
 
 
@@ -117,6 +114,11 @@ class Discovery:
     patterns: int
     proposals: list[Proposal]
     stuck_before: list[str]
+
+    @property
+    def proven(self) -> int:
+        """How many candidates the prover proved (kept or not)."""
+        return sum(1 for p in self.proposals if p.status not in ("unproven", "not-terminating"))
 
     @property
     def kept(self) -> list[Proposal]:
@@ -227,31 +229,24 @@ def _proposals(
     return out
 
 
-def _local_map(
-    fn: Callable[[str], dict[str, Any]], items: Sequence[str]
-) -> Iterable[tuple[int, dict[str, Any]]]:
-    for i, item in enumerate(items):
-        yield i, fn(item)
-
-
 def discover(
     cases: Sequence[Case],
     ruleset: RuleSet,
     *,
     settings: Settings = Settings(),
-    map_unordered: MapUnordered | None = None,
+    executor: Executor | None = None,
     progress: Callable[[str], None] | None = None,
 ) -> Discovery:
     """Propose proven rules that remove what ``ruleset`` leaves of ``cases``.
 
-    ``map_unordered(fn, items)`` runs the proofs (default: one after the other in this
+    ``executor`` runs the proofs (default: one after the other in this
     process); it must yield ``(index, fn(items[index]))`` for every item, in any order.
     Every kept proposal is proven (equivalence, int64, termination), lowers the corpus's
     division count when added after those kept before it, and makes no case loop.
     """
     say = progress or (lambda _: None)
     ops_input = sum(count_divmod(c.term) for c in cases)
-    run = map_unordered or _local_map
+    run = executor or LocalPool(1)
     proposals: list[Proposal] = []
     kept_rules: list[Rule] = []
     tried: set[tuple[str, str, str]] = set()
@@ -270,13 +265,15 @@ def discover(
         if not fresh:
             break
         say(f"round {round_no}: {len(fresh)} candidate rules to prove")
-        for i, result in run(prove_candidate, [p.text for p in fresh]):
-            p = fresh[i]
-            p.status = str(result["status"])
-            p.text = str(result["text"])
-            p.guard = str(result.get("guard", ""))
-            p.why = str(result.get("why", "") or result.get("counterexample", ""))
-            say(f"{p.name}: {p.status}{' (guard: ' + p.guard + ')' if p.guard else ''}")
+        # Closed on any exit (Ctrl-C too), so that the tasks not started are cancelled.
+        with contextlib.closing(run.map_items(prove_candidate, [p.text for p in fresh])) as proofs:
+            for i, result in proofs:
+                p = fresh[i]
+                p.status = str(result["status"])
+                p.text = str(result["text"])
+                p.guard = str(result.get("guard", ""))
+                p.why = str(result.get("why", "") or result.get("counterexample", ""))
+                say(f"{p.name}: {p.status}{' (guard: ' + p.guard + ')' if p.guard else ''}")
         proposals += fresh
         gained = False
         for p in fresh:

@@ -25,12 +25,12 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import random
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Final
 
-from quorem.engine.arith import eucliddiv, euclidmod, floordiv, floormod, truncdiv, truncmod
+from quorem.engine.arith import BINARY_EVALUATORS
 from quorem.engine.evaluate import evaluate
-from quorem.engine.ops import Semantics
+from quorem.engine.ops import DIV_OF, MOD_OF, Semantics
 from quorem.verify.discover_residues import Group, Instance, Node
 
 __all__ = ["Candidate", "Node", "candidates_for", "render"]
@@ -66,9 +66,7 @@ class Candidate:
 def render(node: Node) -> str:
     """The rules-file text of ``node``."""
     kind = node[0]
-    if kind in ("t", "k"):
-        return str(node[1])
-    if kind == "lit":
+    if kind in ("t", "k", "lit"):
         return str(node[1])
     assert len(node) == 3
     a, b = node[1], node[2]
@@ -98,13 +96,6 @@ def _is_constant(node: Node) -> bool:
     return _is_constant(node[1]) and _is_constant(node[2])
 
 
-_DIV: Final[dict[Semantics, tuple[Callable[[int, int], int], Callable[[int, int], int]]]] = {
-    Semantics.FLOOR: (floordiv, floormod),
-    Semantics.TRUNC: (truncdiv, truncmod),
-    Semantics.EUCLID: (eucliddiv, euclidmod),
-}
-
-
 class _Evaluation:
     """Values of candidates at one instance's points (one fingerprint segment).
 
@@ -115,7 +106,8 @@ class _Evaluation:
     def __init__(
         self, sem: Semantics, terms: dict[str, _Vec], consts: dict[str, _Vec], n: int
     ) -> None:
-        self.div, self.mod = _DIV[sem]
+        self.div = BINARY_EVALUATORS[DIV_OF[sem]]
+        self.mod = BINARY_EVALUATORS[MOD_OF[sem]]
         self.terms = terms
         self.consts = consts
         self.n = n
@@ -159,9 +151,6 @@ class _Evaluation:
 
     def value(self, node: Node) -> _Vec | None:
         """``node``'s values at the points, or None where it divides by zero somewhere."""
-        return self._value(node)
-
-    def _value(self, node: Node) -> _Vec | None:
         kind = node[0]
         if kind == "t":
             return self.terms[str(node[1])]
@@ -169,12 +158,12 @@ class _Evaluation:
             return self.consts[str(node[1])]
         if kind == "lit":
             return (int(node[1]),) * self.n
-        a = self._value(node[1])
+        a = self.value(node[1])
         if a is None:
             return None
         if kind == "neg":
             return tuple(-x for x in a)
-        b = self._value(node[2])
+        b = self.value(node[2])
         if b is None:
             return None
         if kind == "+":

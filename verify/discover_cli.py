@@ -19,10 +19,8 @@ Exit status: 0 (whether or not a rule was found), 2 for bad input, 130 interrupt
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import sys
-from collections.abc import Callable, Iterable, Sequence
 from typing import Any, TextIO
 
 from quorem.engine.cli_args import EXIT_INTERRUPTED, positive
@@ -31,7 +29,7 @@ from quorem.engine.coverage_cli import read_cases
 from quorem.engine.errors import QuoremError, RuleErrors
 from quorem.engine.ops import Semantics
 from quorem.verify.discover import Discovery, Settings, discover, rules_text
-from quorem.verify.executor import Executor, ExecutorError, add_executor_option, open_executor
+from quorem.verify.executor import ExecutorError, add_executor_option, open_executor
 
 __all__ = ["build_parser", "main"]
 
@@ -74,20 +72,6 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
-def _mapper(
-    executor: Executor,
-) -> Callable[
-    [Callable[[str], dict[str, Any]], Sequence[str]], Iterable[tuple[int, dict[str, Any]]]
-]:
-    def run(
-        fn: Callable[[str], dict[str, Any]], items: Sequence[str]
-    ) -> Iterable[tuple[int, dict[str, Any]]]:
-        with contextlib.closing(executor.map_items(fn, items)) as results:
-            yield from results
-
-    return run
-
-
 def _summary(d: Discovery) -> dict[str, Any]:
     return {
         "cases": d.cases,
@@ -116,9 +100,7 @@ def _run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         err.flush()
 
     with open_executor(args.executor, args.jobs) as executor:
-        found = discover(
-            cases, ruleset, settings=settings, map_unordered=_mapper(executor), progress=say
-        )
+        found = discover(cases, ruleset, settings=settings, executor=executor, progress=say)
     text = rules_text(found)
     if args.out:
         with open(args.out, "w", encoding="utf-8") as f:
@@ -128,7 +110,7 @@ def _run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     elif not args.out:
         out.write(text)
     if args.apply or args.out:
-        proven = sum(1 for p in found.proposals if p.status not in ("unproven", "not-terminating"))
+        proven = found.proven
         out.write(
             f"corpus: {found.cases} cases; // and % in the input {found.ops_input}, "
             f"with the rules {found.ops_before}, with the {len(found.kept)} proposed rules "

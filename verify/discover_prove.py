@@ -20,9 +20,9 @@ from __future__ import annotations
 import time
 from typing import Any, Final
 
-from quorem.engine.rule import Rule
+from quorem.engine.rule import Call, Rule
 from quorem.engine.rulefile import parse_rules
-from quorem.verify.guards import suggest_guard
+from quorem.verify.guards import rule_text_with_guard, suggest_guard
 from quorem.verify.mutate import render_expr
 from quorem.verify.prove import obligations_of, private_z3_context, prove
 from quorem.verify.termination import (
@@ -57,7 +57,7 @@ def prove_candidate(text: str, guard_candidates: int = _GUARD_CANDIDATES) -> dic
         plain = _proven(rule)
         if plain == "equivalence":
             # Sound but not free of new overflow: the shipped rules' usual guard.
-            bounded = _with_guard(text, f"fits_int64({render_expr(rule.rewrite)})")
+            bounded = rule_text_with_guard(rule, Call("fits_int64", (rule.rewrite,)))
             if _proven(parse_rules(bounded, "<discovered>")[0]) == "all":
                 return _terminating(bounded, start)
     if plain == "all":
@@ -89,12 +89,6 @@ def _proven(rule: Rule) -> str:
     if all(r.ok for ob, r in results.items() if ob.kind == "equivalence"):
         return "equivalence"
     return "none"
-
-
-def _with_guard(text: str, guard: str) -> str:
-    lines = text.rstrip("\n").split("\n")
-    at = next(i for i, ln in enumerate(lines) if ln.strip().startswith("rewrite:"))
-    return "\n".join([*lines[:at], f"  guard:     {guard}", *lines[at:]]) + "\n"
 
 
 def _terminating(text: str, start: float) -> dict[str, Any]:

@@ -29,11 +29,12 @@ from collections.abc import Iterable, Iterator, Sequence
 from typing import Any, Final
 
 from quorem.engine.coverage import Case
+from quorem.engine.errors import EvaluationError
 from quorem.engine.evaluate import count_divmod, evaluate
 from quorem.engine.ops import DIVISION_OPS, SEMANTICS_OF, Op, Semantics
-from quorem.engine.rewrite import RewriteResult, rewrite_given
+from quorem.engine.rewrite import StopReason, rewrite_given
 from quorem.engine.ruleset import RuleSet
-from quorem.engine.term import Term
+from quorem.engine.term import Term, linear
 
 __all__ = [
     "Group",
@@ -51,6 +52,10 @@ __all__ = [
 _MAX_DEPTH: Final = 3
 # A sum with more division addends than this is generalised by its pairs only.
 _MAX_WHOLE_SUM: Final = 3
+# Pairs of a sum's division addends taken as residues: only pairs sharing a variable (an
+# identity relates two divisions of one quantity), at most this many per sum, so that a
+# sum of thousands of divisions costs linear time, not quadratic.
+_MAX_PAIRS: Final = 64
 _POINTS_PER_INSTANCE: Final = 48
 # Where a variable is unbounded on a side, points are drawn this far from the other side.
 _UNBOUNDED_SPAN: Final = 64
@@ -135,8 +140,9 @@ class Residues:
 class _Generaliser:
     """Writes one residue as a pattern, naming its literals and division-free parts."""
 
-    def __init__(self, semantics: Semantics) -> None:
+    def __init__(self, semantics: Semantics, divisions: dict[Term, int]) -> None:
         self.semantics = semantics
+        self.has = divisions  # the division count of every subterm of the residue
         self.terms: dict[Term, str] = {}
         self.consts: dict[int, str] = {}
         self.divisions = 0
@@ -169,10 +175,10 @@ class _Generaliser:
         """``t`` as pattern text (None: not expressible); ``top`` keeps a leaf's shape."""
         if t.op is Op.CONST:
             return self.const(t.value)
-        if not top and (count_divmod(t) == 0 or depth >= _MAX_DEPTH):
+        if not top and (self.has[t] == 0 or depth >= _MAX_DEPTH):
             return self.term(t)
         if t.op is Op.ADD:
-            return self.sum_text(list(zip(t.args, t.arg[0], strict=True)), t.arg[1], depth)
+            return self.sum_text(list(zip(t.args, t.arg[0], strict=True)), depth)
         if len(t.args) != 2:
             return None
         a = self.text(t.args[0], depth + 1)
@@ -198,7 +204,7 @@ class _Generaliser:
         logic = _PATTERN_OPS.get(op)
         return None if logic is None else f"({a}) {logic} ({b})"
 
-    def sum_text(self, addends: list[tuple[Term, int]], constant: int, depth: int) -> str | None:
+    def sum_text(self, addends: list[tuple[Term, int]], depth: int) -> str | None:
         """A sum keeping its division addends; the rest (any constant too) is one ``y``.
 
         A division-free addend never gets a term variable of its own: a bare term
@@ -207,7 +213,7 @@ class _Generaliser:
         parts = []
         core: Node | None = ("lit", 0)
         for atom, coef in addends:
-            if count_divmod(atom) == 0:
+            if self.has[atom] == 0:
                 continue
             inner = self.text(atom, depth + 1, top=True)
             if inner is None:
@@ -218,27 +224,39 @@ class _Generaliser:
             parts.append(f"({inner})*{k}")
             tree = self.tree(inner)
             core = None if core is None or tree is None else ("+", core, ("*", tree, ("k", k)))
-        del constant  # the rest variable matches the constant too
+        # The rest variable matches the constant too.
         return self.node(" + ".join([*parts, "y"]), core)
 
 
-def _rest_of(t: Term, kept: Sequence[Term]) -> Term:
-    """The sum ``t`` without the addends whose atoms are ``kept``."""
-    from quorem.engine.term import linear  # noqa: PLC0415  (term is the engine's core)
-
-    pairs, constant = t.addends()
-    return linear([(a, c) for a, c in pairs if a not in kept or count_divmod(a) == 0], constant)
+def _division_counts(term: Term) -> dict[Term, int]:
+    """The ``//`` and ``%`` count of every subterm of ``term``, in one pass."""
+    counts: dict[Term, int] = {}
+    stack: list[tuple[Term, bool]] = [(term, False)]
+    while stack:
+        t, ready = stack.pop()
+        if t in counts:
+            continue
+        if not ready:
+            stack.append((t, True))
+            stack.extend((c, False) for c in t.args if c not in counts)
+            continue
+        own = 1 if t.op in DIVISION_OPS or t.op is Op.CEILDIV else 0
+        counts[t] = own + sum(counts[c] for c in t.args)
+    return counts
 
 
 def generalise(
-    t: Term, semantics: Semantics
+    t: Term, semantics: Semantics, divisions: dict[Term, int] | None = None
 ) -> tuple[Pattern, dict[str, Term], dict[str, int]] | None:
     """``t`` generalised to a pattern, with what each of its names stands for in ``t``.
 
     None when ``t`` has no shape the rules-file syntax can state (a product of three
     factors, a division of another semantics inside, too many distinct subterms).
+    ``divisions`` (the division count of each subterm, as :func:`_division_counts` gives)
+    saves recounting when many residues of one term are generalised.
     """
-    g = _Generaliser(semantics)
+    counts = divisions if divisions is not None else _division_counts(t)
+    g = _Generaliser(semantics, counts)
     text = g.text(t, 0, top=True)
     if text is None or g.divisions == 0:
         return None
@@ -246,7 +264,8 @@ def generalise(
     rest = ""
     if t.op is Op.ADD:
         rest = "y"
-        terms["y"] = _rest_of(t, [a for a, _ in t.addends()[0]])
+        pairs, constant = t.addends()
+        terms["y"] = linear([(a, c) for a, c in pairs if counts[a] == 0], constant)
     consts = {name: value for value, name in g.consts.items()}
     pattern = Pattern(
         text=text,
@@ -260,7 +279,7 @@ def generalise(
     return pattern, terms, consts
 
 
-def _units(t: Term) -> Iterator[Term]:
+def _units(t: Term, divisions: dict[Term, int]) -> Iterator[Term]:
     """The residues of one result: every division node, and sums of division addends."""
     seen: set[Term] = set()
     stack = [t]
@@ -273,18 +292,33 @@ def _units(t: Term) -> Iterator[Term]:
         if u.op in DIVISION_OPS or u.op is Op.CEILDIV:
             yield u
         elif u.op is Op.ADD:
-            pairs, _ = u.addends()
-            divs = [(a, c) for a, c in pairs if count_divmod(a) > 0]
+            pairs, constant = u.addends()
+            divs = [(a, c) for a, c in pairs if divisions[a] > 0]
             if len(divs) < 2:
                 continue
             if len(divs) <= _MAX_WHOLE_SUM:
                 yield u
             if len(divs) > 2:
-                from quorem.engine.term import linear  # noqa: PLC0415
+                rest = [(a, c) for a, c in pairs if divisions[a] == 0]
+                for two in itertools.islice(_related_pairs(divs), _MAX_PAIRS):
+                    yield linear([*two, *rest], constant)
 
-                for two in itertools.combinations(divs, 2):
-                    rest = [(a, c) for a, c in pairs if (a, c) not in two]
-                    yield linear([*two, *rest], u.arg[1])
+
+def _related_pairs(
+    divs: list[tuple[Term, int]],
+) -> Iterator[tuple[tuple[Term, int], tuple[Term, int]]]:
+    """Pairs of division addends that share a variable, in the sum's order."""
+    by_name: dict[str, list[int]] = {}
+    for i, (a, _) in enumerate(divs):
+        for v in _variables(a):
+            by_name.setdefault(v.name, []).append(i)
+    done: set[tuple[int, int]] = set()
+    for i, (a, _) in enumerate(divs):
+        for v in _variables(a):
+            for j in by_name[v.name]:
+                if j > i and (i, j) not in done:
+                    done.add((i, j))
+                    yield divs[i], divs[j]
 
 
 def _variables(t: Term) -> list[Term]:
@@ -339,7 +373,7 @@ def _defined_points(t: Term, points: Iterable[dict[str, int]]) -> tuple[dict[str
     for p in points:
         try:
             evaluate(t, p)
-        except Exception:  # an undefined point is simply not a sample
+        except EvaluationError:  # a division by zero there: not a sample
             continue
         out.append(p)
     return tuple(out)
@@ -366,15 +400,16 @@ def collect_residues(cases: Sequence[Case], ruleset: RuleSet) -> Residues:
     before = after = 0
     stuck = []
     for case in cases:
-        result: RewriteResult = rewrite_given(case.term, ruleset, case.given)
+        result = rewrite_given(case.term, ruleset, case.given)
         before += count_divmod(case.term)
-        after += count_divmod(result.term)
-        if result.reason.value != "fixed point":
+        counts = _division_counts(result.term)
+        after += counts[result.term]
+        if result.reason is not StopReason.FIXED_POINT:
             stuck.append(case.label)
         sem = _semantics_of(result.term, case.semantics)
         seen_here: set[str] = set()
-        for unit in _units(result.term):
-            found = generalise(unit, sem)
+        for unit in _units(result.term, counts):
+            found = generalise(unit, sem, counts)
             if found is None:
                 continue
             pattern, terms, consts = found
