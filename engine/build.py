@@ -6,7 +6,12 @@ import gc
 from collections.abc import Mapping
 from typing import Final
 
-from quorem.engine.errors import ParseError, TermError
+from quorem.engine.errors import (
+    DivisionByZeroError,
+    ParseError,
+    TermError,
+    ZeroDivisorParseError,
+)
 from quorem.engine.ops import DIVISION_FUNCTIONS, Op, Semantics
 from quorem.engine.printer import brief
 from quorem.engine.syntax import Binary, Call, Name, Node, Num, Unary, parse_syntax
@@ -256,6 +261,10 @@ class _Builder:
                 return self.binary(node, args[0], args[1])
             assert isinstance(node, Call)
             return self.call(node, [_as_term(a) for a in args])
+        except ZeroDivisorParseError:
+            raise
+        except DivisionByZeroError as exc:
+            raise ZeroDivisorParseError(str(exc), node.line, node.col, self.source) from None
         except TermError as exc:
             raise self.error(str(exc), node) from None
 
@@ -302,7 +311,9 @@ class _Builder:
         if b.op is _CONST and b.arg == 0:
             shown = f"({brief(a, self.semantics)}) {op} 0" if op in ("//", "%") else ""
             shown = shown or f"{op}({brief(a, self.semantics)}, 0)"
-            raise self.error(f"division by zero in {shown}", node)
+            raise ZeroDivisorParseError(
+                f"division by zero in {shown}", node.line, node.col, self.source
+            )
 
     def call(self, node: Call, args: list[Term]) -> Term:
         name = node.func

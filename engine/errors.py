@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 __all__ = [
+    "DivisionByZeroError",
     "EvaluationError",
     "IncompleteRewriteWarning",
     "ParseError",
@@ -11,6 +12,7 @@ __all__ = [
     "RuleErrors",
     "TermError",
     "VariableClashError",
+    "ZeroDivisorParseError",
 ]
 
 
@@ -64,6 +66,26 @@ class RuleErrors(RuleError):  # noqa: N818  (several RuleErrors: the plural says
 
 class TermError(QuoremError):
     """A term that cannot be built, e.g. a division by the constant zero."""
+
+
+class DivisionByZeroError(TermError):
+    """A division or remainder whose divisor is 0 at every point of the variables' box.
+
+    Raised for a divisor that is the constant 0 when a term is built (``div(x, 0)``), and
+    by ``simplify`` for a divisor it proves 0 everywhere (``w < w``, or ``w < 0 and
+    0 < w``): such a term has no value at any point. The message reads
+    ``division by zero in (x) // 0``, as the parser's does (which raises
+    :class:`ZeroDivisorParseError`, both a :class:`ParseError` and one of these).
+    """
+
+
+class ZeroDivisorParseError(ParseError, DivisionByZeroError):
+    """Text dividing by a divisor that is 0 at every point (``x // 0``, ``x % (w < w)``).
+
+    A :class:`ParseError` (``file:line:col: division by zero in (x) // 0``) and a
+    :class:`DivisionByZeroError`: ``except DivisionByZeroError`` catches a zero divisor
+    wherever it is found.
+    """
 
 
 class EvaluationError(QuoremError):

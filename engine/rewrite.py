@@ -18,12 +18,19 @@ from itertools import filterfalse
 from quorem.engine.batch import BATCH_ATOMS, BatchRule, batch_hook, batch_rules
 from quorem.engine.compiled import Dispatch
 from quorem.engine.context import in_context, knowledge, restore_variables, safe_outside
-from quorem.engine.errors import TermError
+from quorem.engine.errors import DivisionByZeroError, TermError
 from quorem.engine.evaluate import count_divmod
+from quorem.engine.junction import (
+    ChainRules,
+    PairRule,
+    apply_pair_rules,
+    chain_rules,
+    is_long_chain,
+)
 from quorem.engine.matcher import JUNCTION_CLAUSES
 from quorem.engine.ops import Op
 from quorem.engine.overflow import term_fits_int64
-from quorem.engine.ruleset import RuleSet
+from quorem.engine.ruleset import CompiledRule, RuleSet
 from quorem.engine.term import (
     Term,
     conjunction,
@@ -35,7 +42,7 @@ from quorem.engine.term import (
     point_variables_built,
     rebuild,
 )
-from quorem.engine.walk import nodes, pin_point_variables, postorder
+from quorem.engine.walk import free_names, nodes, pin_point_variables, postorder
 
 _CONST_OP, _ADD_OP, _VAR_OP = Op.CONST, Op.ADD, Op.VAR
 
@@ -210,6 +217,8 @@ def _run(  # noqa: PLR0915  (one loop, inlined for speed)
     n_steps: int = 0,
     batch: dict[str, BatchRule] | None = None,
     cycles: list[tuple[Term, int]] | None = None,
+    chains: ChainRules | None = None,
+    strict: bool = False,
 ) -> tuple[Term, StopReason, int]:
     """The work loop: one frame at a time, with VISIT and REDUCE inlined for speed.
 
@@ -230,6 +239,18 @@ def _run(  # noqa: PLR0915  (one loop, inlined for speed)
 
     ``cycles``: when given (with ``steps``), each cycle found is added as the term that
     came back and the number of steps traced when it did.
+
+    ``chains``: the ``and``/``or`` rules (:mod:`quorem.engine.junction`); when given, an
+    ``and``/``or`` chain of more than ``LONG_CHAIN`` clauses is one node whose operands
+    are its clauses (its tails are never rewritten on their own), rebuilt canonically,
+    and its pair rules apply to every disjoint pair of clauses at once, as one step per
+    pair.
+
+    ``strict``: ``term`` is rewritten over its variables' whole box (not under a
+    context): a divisor rewritten to the constant 0 is then 0 at every point, the term
+    has no value anywhere, and :class:`DivisionByZeroError` is raised. Otherwise (a
+    clause under its context) such a node is kept as it was: it is undefined only where
+    the context holds.
     """
     max_steps, max_nodes, max_bits = budget.steps, budget.nodes, budget.bits
     memo: dict[Term, Term] = {}
@@ -249,6 +270,14 @@ def _run(  # noqa: PLR0915  (one loop, inlined for speed)
         if t in memo:
             continue
         args = t.args
+        chain = (
+            chains is not None
+            and (t.op is _AND_OP or t.op is _OR_OP)
+            and args[1].op is t.op
+            and is_long_chain(t)
+        )
+        if chain:
+            args = tuple(junction_clauses(t))
         if state == _VISIT:
             if t in active:
                 # A rewrite led back to a term being rewritten: keep it, report the cycle.
@@ -307,10 +336,17 @@ def _run(  # noqa: PLR0915  (one loop, inlined for speed)
                 new_args = tuple(map(memo.__getitem__, args))
             if new_args != args:  # Term has no __eq__: this compares identities
                 try:
-                    u = rebuild(t, new_args)
-                except TermError:
+                    u = (
+                        (conjunction if t.op is _AND_OP else disjunction)(new_args)
+                        if chain
+                        else rebuild(t, new_args)
+                    )
+                except DivisionByZeroError as exc:
                     # A divisor simplified to the constant 0: the node is undefined
-                    # everywhere. Keep it as it was rather than build a division by zero.
+                    # wherever the run's box is. Keep it as it was rather than build a
+                    # division by zero; over the whole box, the input has no value.
+                    if strict:
+                        raise _zero_everywhere(exc, t) from None
                     memo[t] = t
                     active.discard(t)
                     continue
@@ -329,9 +365,19 @@ def _run(  # noqa: PLR0915  (one loop, inlined for speed)
                     active.discard(t)
                     continue
         rules = dispatch[u.op]
+        many = 1  # applications the step makes (a long chain's pairs: one each)
+        pairs: tuple[CompiledRule | PairRule, ...] = ()
+        if chains is not None and (u.op is _AND_OP or u.op is _OR_OP) and is_long_chain(u):
+            pairs = chains[u.op]
         if rules is not None:
             if n_steps < max_steps:
-                found = rules(u)
+                found: tuple[Term, str] | None
+                if pairs:
+                    got = apply_pair_rules(u, pairs, _JUNCTION_BUILDERS[u.op])
+                    found = None if got is None else (got[0], got[1])
+                    many = 1 if got is None else got[2]
+                else:
+                    found = rules(u)
                 # --- batch hook (issue 14): long sums, local rules; see engine/batch.py
                 if found is not None and batch and u.op is _ADD_OP and len(u.args) > BATCH_ATOMS:
                     found = batch_hook(batch, u, found)
@@ -352,8 +398,8 @@ def _run(  # noqa: PLR0915  (one loop, inlined for speed)
                     max_steps = n_steps
                 if found is not None:
                     out, name = found
-                    n_steps += 1
-                    counts[name] = counts.get(name, 0) + 1
+                    n_steps += many
+                    counts[name] = counts.get(name, 0) + many
                     if steps is not None:
                         steps.append(Step(name, u, out))
                     done = memo_get(out)
@@ -375,7 +421,9 @@ def _run(  # noqa: PLR0915  (one loop, inlined for speed)
                     push((u, _LINK, out))
                     push((out, _VISIT, None))
                     continue
-            elif reason is _FIXED_POINT and rules(u) is not None:
+            elif reason is _FIXED_POINT and (
+                apply_pair_rules(u, pairs, _JUNCTION_BUILDERS[u.op]) if pairs else rules(u)
+            ):
                 # Out of budget: only a rule that would still apply makes the result
                 # non-normal.
                 reason = _STEP_LIMIT
@@ -383,6 +431,21 @@ def _run(  # noqa: PLR0915  (one loop, inlined for speed)
         memo[t] = u
         active.discard(t)
     return memo[term], reason, n_steps
+
+
+def _zero_everywhere(exc: DivisionByZeroError, t: Term) -> DivisionByZeroError:
+    """The error for the division ``t`` whose divisor was proven 0 at every point."""
+    from quorem.engine.printer import brief  # noqa: PLC0415  (printer imports rewrite's deps)
+
+    return DivisionByZeroError(
+        f"{exc}: its divisor {brief(t.args[1])} is 0 at every point of the variables' ranges"
+    )
+
+
+def _chains(dispatch: dict[Op, Dispatch | None]) -> ChainRules | None:
+    """The junction rules of a rule set's dispatcher table, for long chains (or None)."""
+    by_op = getattr(dispatch, "by_op", None)
+    return None if by_op is None else chain_rules(by_op, dispatch)
 
 
 _GREEDY_ARGS = 16  # operands; with more, a parent that leaves int64 keeps all of its own
@@ -436,18 +499,27 @@ def rewrite(
     that rewrite ``x % n`` or ``x // n`` into another numerator each, they still find the
     two halves with the same ``x``.
     """
+    return _rewrite(term, ruleset, max_steps=max_steps, trace=trace, strict=True)
+
+
+def _rewrite(
+    term: Term, ruleset: RuleSet, *, max_steps: int | None, trace: bool, strict: bool
+) -> RewriteResult:
+    """:func:`rewrite`; ``strict``: over the whole box (see :func:`_run`)."""
     counts: dict[str, int] = {}
     steps: list[Step] | None = [] if trace else None
     cycles: list[tuple[Term, int]] = []
     budget = budget_for(term, max_steps)
-    out, reason, n_steps = _phases(term, ruleset, budget, counts, steps, cycles=cycles)
+    out, reason, n_steps = _phases(
+        term, ruleset, budget, counts, steps, cycles=cycles, strict=strict
+    )
     culprits: tuple[str, ...] = ()
     if reason is _CYCLE:
         seen = steps
         if seen is None:
             # Rare (the shipped rules never cycle): run again traced to see the cycle.
             seen = []
-            _phases(term, ruleset, budget, {}, seen, cycles=cycles)
+            _phases(term, ruleset, budget, {}, seen, cycles=cycles, strict=strict)
         culprits = _cycle_rules(seen, cycles)
     elif reason is not _FIXED_POINT:
         culprits = _busiest_rules(counts, n_steps)
@@ -514,7 +586,7 @@ def rewrite_given(
     narrowed, back = in_context(term, known)
     if not back:
         return dataclasses.replace(plain, given=given)
-    result = rewrite(narrowed, ruleset, max_steps=max_steps, trace=trace)
+    result = _rewrite(narrowed, ruleset, max_steps=max_steps, trace=trace, strict=False)
     restored = restore_variables(result.term, back)
     if not safe_outside(restored, term):
         return dataclasses.replace(plain, given=given)
@@ -523,14 +595,14 @@ def rewrite_given(
 
 def rewrite_term(term: Term, ruleset: RuleSet, *, max_steps: int | None = None) -> Term:
     """``rewrite(term, ruleset, max_steps=max_steps).term``, without the report."""
-    return _phases(term, ruleset, budget_for(term, max_steps), {}, None)[0]
+    return _phases(term, ruleset, budget_for(term, max_steps), {}, None, strict=True)[0]
 
 
 def rewrite_stop(
     term: Term, ruleset: RuleSet, *, max_steps: int | None = None
 ) -> tuple[Term, StopReason]:
     """``rewrite(term, ruleset, max_steps=max_steps)``: its term and stop reason only."""
-    result, reason, _ = _phases(term, ruleset, budget_for(term, max_steps), {}, None)
+    result, reason, _ = _phases(term, ruleset, budget_for(term, max_steps), {}, None, strict=True)
     return result, reason
 
 
@@ -542,8 +614,9 @@ def _phases(
     steps: list[Step] | None,
     *,
     cycles: list[tuple[Term, int]] | None = None,
+    strict: bool = False,
 ) -> tuple[Term, StopReason, int]:
-    """The early phase, then all rules (see :func:`rewrite`)."""
+    """The early phase, then all rules (see :func:`rewrite`; ``strict``: :func:`_run`)."""
     if point_variables_built():
         term = pin_point_variables(term)
     early = ruleset.early_dispatchers()
@@ -551,21 +624,51 @@ def _phases(
     n_steps = 0
     if early is not None:
         batch = batch_rules(ruleset, early=True)
-        term, reason, n_steps = _run(term, early, budget, counts, steps, batch=batch, cycles=cycles)
+        term, reason, n_steps = _run(
+            term,
+            early,
+            budget,
+            counts,
+            steps,
+            batch=batch,
+            cycles=cycles,
+            chains=_chains(early),
+            strict=strict,
+        )
     if reason is not _STEP_LIMIT and reason is not _SIZE_LIMIT:
         dispatch = ruleset.dispatchers()
         batch = batch_rules(ruleset, early=False)
+        chains = _chains(dispatch)
         term, last, n_steps = _run(
-            term, dispatch, budget, counts, steps, n_steps=n_steps, batch=batch, cycles=cycles
+            term,
+            dispatch,
+            budget,
+            counts,
+            steps,
+            n_steps=n_steps,
+            batch=batch,
+            cycles=cycles,
+            chains=chains,
+            strict=strict,
         )
         if last is not _FIXED_POINT:
             reason = last
         if reason is _FIXED_POINT and logic_built():
-            in_context, spent = _context_pass(term, ruleset, budget, counts, steps, cycles=cycles)
+            in_context, spent = _context_pass(
+                term, ruleset, budget, counts, steps, cycles=cycles, strict=strict
+            )
             n_steps += spent  # the clauses' rewrites are steps of this run too
             if in_context is not term:
                 term, reason, more = _run(
-                    in_context, dispatch, budget, counts, steps, batch=batch, cycles=cycles
+                    in_context,
+                    dispatch,
+                    budget,
+                    counts,
+                    steps,
+                    batch=batch,
+                    cycles=cycles,
+                    chains=chains,
+                    strict=strict,
                 )
                 n_steps += more
         while reason is _FIXED_POINT and point_variables_built():
@@ -576,7 +679,15 @@ def _phases(
             if pinned is term:
                 break
             term, reason, more = _run(
-                pinned, dispatch, budget, counts, steps, batch=batch, cycles=cycles
+                pinned,
+                dispatch,
+                budget,
+                counts,
+                steps,
+                batch=batch,
+                cycles=cycles,
+                chains=chains,
+                strict=strict,
             )
             n_steps += more
     return term, reason, n_steps
@@ -584,6 +695,7 @@ def _phases(
 
 _JUNCTION_CLAUSES = JUNCTION_CLAUSES  # longer chains are left as the rules leave them
 _AND_OP, _OR_OP = Op.AND, Op.OR
+_JUNCTION_BUILDERS = {_AND_OP: conjunction, _OR_OP: disjunction}
 
 
 def _context_pass(
@@ -594,6 +706,7 @@ def _context_pass(
     steps: list[Step] | None,
     *,
     cycles: list[tuple[Term, int]] | None = None,
+    strict: bool = False,
 ) -> tuple[Term, int]:
     """Each ``and``/``or`` node's clauses simplified in their context, bottom-up.
 
@@ -605,6 +718,9 @@ def _context_pass(
     kept only if it is defined and fits int64 with the variables' full ranges wherever
     the clause is and does (:func:`quorem.engine.context.safe_outside`), since the clause
     is still computed where the context fails. Also returns the rule applications made.
+
+    A divisor decided to be 0 (``x // (w < 0 and 0 < w)``) leaves its division as it was,
+    or, ``strict`` (the term's whole box), raises :class:`DivisionByZeroError`.
     """
     spent = 0
     memo: dict[Term, Term] = {}
@@ -616,7 +732,13 @@ def _context_pass(
         new_args = tuple(memo[a] for a in t.args)
         new = t
         if any(a is not b for a, b in zip(new_args, t.args, strict=True)):
-            new = rebuild(t, new_args)
+            try:
+                new = rebuild(t, new_args)
+            except DivisionByZeroError as exc:
+                if strict:
+                    raise _zero_everywhere(exc, t) from None
+                memo[t] = t
+                continue
             if t.fits64 and not new.fits64:
                 new = _rebuild_fitting(t, t.args, new_args)
         if (new.op is _AND_OP or new.op is _OR_OP) and t not in tails:
@@ -653,19 +775,16 @@ def _junction_in_context(
     cycles: list[tuple[Term, int]] | None = None,
 ) -> tuple[Term, int]:
     conj = t.op is _AND_OP
-    clauses = junction_clauses(t, _JUNCTION_CLAUSES)
+    clauses = junction_clauses(t)
     spent = 0
-    if not clauses:
-        return t, spent
     # The clauses with the most divisions first: where two clauses imply each other
     # (``x < 8`` and ``x // 8 == 0`` on x >= 0), the one dropped is the costlier.
     clauses.sort(key=count_divmod, reverse=True)
     for _ in range(2):
         changed = False
+        contexts = _Contexts(clauses, conj)
         for i, clause in enumerate(clauses):
-            others = clauses[:i] + clauses[i + 1 :]
-            context = others if conj else [logical_not(o) for o in others]
-            known = knowledge(context, {})
+            known = knowledge(contexts.of(i), {})
             if known is None:  # the others cannot all hold (conj) / all fail (disj)
                 return const(0 if conj else 1), spent
             narrowed, back = in_context(clause, known)
@@ -676,7 +795,86 @@ def _junction_in_context(
             result = restore_variables(result, back)
             if result is not clause and safe_outside(result, clause):
                 clauses[i] = result
+                contexts.replace(i, result)
                 changed = True
         if not changed:
             break
     return (conjunction if conj else disjunction)(clauses), spent
+
+
+# What a context clause can say (quorem.engine.context reads nothing else).
+_INFORMATIVE = frozenset({Op.LT, Op.LE, Op.EQ, Op.NE, Op.AND})
+
+
+def _informs(c: Term) -> bool:
+    return c.op in _INFORMATIVE or (c.op is Op.CONST and c.arg == 0)
+
+
+class _Contexts:
+    """The context of each clause of a junction: what the other clauses say.
+
+    A clause of a conjunction is simplified knowing the others hold; of a disjunction,
+    knowing they fail (their negations hold). Only the conditions
+    :func:`quorem.engine.context.knowledge` reads are kept (comparisons, conjunctions, a
+    constant 0). Up to :data:`JUNCTION_CLAUSES` of them, a clause's context is all the
+    others, as it always was; in a longer junction it is the others linked to the clause
+    by shared variables, nearest first (at most ``_ROUNDS`` links away, at most
+    ``JUNCTION_CLAUSES`` of them): the only ones the propagation can carry a bound from
+    in its rounds, found through an index instead of reading the whole junction per
+    clause (quadratic). Fewer conditions only ever narrow less: sound either way.
+    """
+
+    def __init__(self, clauses: list[Term], conj: bool) -> None:
+        self.conj = conj
+        self.conditions = [c if conj else logical_not(c) for c in clauses]
+        self.informs = [_informs(c) for c in self.conditions]
+        self.whole = len(clauses) <= _JUNCTION_CLAUSES
+        self.names: list[set[str]] = []
+        # Only conditions that say something are indexed: a bound travels through them
+        # alone (the others add nothing to the propagation, so link nothing).
+        self.holding: dict[str, list[int]] = {}
+        if not self.whole:
+            for i, c in enumerate(clauses):
+                names = free_names(c)
+                self.names.append(names)
+                if self.informs[i]:
+                    for n in names:
+                        self.holding.setdefault(n, []).append(i)
+
+    def replace(self, i: int, clause: Term) -> None:
+        """Clause ``i`` became ``clause`` (its variables are among the old one's)."""
+        cond = clause if self.conj else logical_not(clause)
+        self.conditions[i] = cond
+        self.informs[i] = _informs(cond)
+
+    def of(self, i: int) -> list[Term]:
+        """The conditions clause ``i`` is simplified under."""
+        conds, informs = self.conditions, self.informs
+        if self.whole:
+            return [c for j, c in enumerate(conds) if j != i and informs[j]]
+        seen = {i}
+        names_seen: set[str] = set()
+        frontier = [i]
+        out: list[Term] = []
+        for _ in range(_CONTEXT_LINKS):
+            nxt: list[int] = []
+            for k in frontier:
+                for n in self.names[k]:
+                    if n in names_seen:
+                        continue
+                    names_seen.add(n)
+                    for j in self.holding.get(n, ()):
+                        if j in seen or not informs[j]:
+                            continue
+                        seen.add(j)
+                        nxt.append(j)
+                        out.append(conds[j])
+                        if len(out) >= _JUNCTION_CLAUSES:
+                            return out
+            if not nxt:
+                break
+            frontier = nxt
+        return out
+
+
+_CONTEXT_LINKS = 4  # shared-variable links a long junction's context reaches (the rounds)

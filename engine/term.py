@@ -63,7 +63,7 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Any, Final, NoReturn
 
 from quorem.engine import interval as iv
-from quorem.engine.errors import TermError, VariableClashError
+from quorem.engine.errors import DivisionByZeroError, TermError, VariableClashError
 from quorem.engine.ops import DIV_OF, MOD_OF, Op, Semantics
 from quorem.engine.syntax import RESERVED
 
@@ -866,7 +866,7 @@ def product(factors: Sequence[Term]) -> Term:
 def _zero_divisor(a: Term, op_text: str) -> NoReturn:
     from quorem.engine.printer import brief  # noqa: PLC0415  (printer imports term)
 
-    raise TermError(f"division by zero in ({brief(a)}) {op_text} 0")
+    raise DivisionByZeroError(f"division by zero in ({brief(a)}) {op_text} 0")
 
 
 def div(a: Term, b: Term, semantics: Semantics) -> Term:
@@ -995,14 +995,28 @@ def compare(op: Op, a: Term, b: Term) -> Term:
     """The 0/1 term ``a op b`` for ``op`` in ``LT``, ``LE``, ``EQ``, ``NE``.
 
     The sides are canonical (see :func:`_sides`): ``x - 20 < -12`` is ``x < 8`` and
-    ``x + 1 < y + 1`` is ``x < y``; a sum keeps its atoms on its side.
+    ``x + 1 < y + 1`` is ``x < y``; a sum keeps its atoms on its side. Sides that are
+    both constants (``w < w`` once ``w`` cancels) give the constant ``0`` or ``1``.
     """
-    if op in (_EQ, _NE):
-        return _make_binary(op, *_equation_sides(a, b))
-    a, b = _sides(a, b)
-    if op in (_LT, _LE):
-        return _make_binary(op, a, b)
-    raise TermError(f"{op.name} is not a comparison")
+    if op is _EQ or op is _NE:
+        a, b = _equation_sides(a, b)
+    elif op is _LT or op is _LE:
+        a, b = _sides(a, b)
+    else:
+        raise TermError(f"{op.name} is not a comparison")
+    if a.op is _CONST and b.op is _CONST:
+        # Sides that cancelled (``w < w`` is ``0 < 0``) or constants: the value itself,
+        # so a divisor that is such a comparison is seen to be 0 where it is built.
+        return const(int(_CONSTANT_COMPARISON[op](a.arg, b.arg)))
+    return _make_binary(op, a, b)
+
+
+_CONSTANT_COMPARISON: Final = {
+    _LT: operator.lt,
+    _LE: operator.le,
+    _EQ: operator.eq,
+    _NE: operator.ne,
+}
 
 
 # ---------------------------------------------------------------------------- logic
@@ -1227,7 +1241,7 @@ def binary_range(op: Op, a: Term, b: Term) -> iv.Range:
     """
     assert op not in _NOT_BINARY, op
     if op in _DIVISIONS and b.op is _CONST and b.arg == 0:
-        raise TermError("division by zero")
+        raise DivisionByZeroError("division by zero")
     if op is _EQ or op is _NE:
         a, b = _equation_sides(a, b)
     elif op is _LT or op is _LE:
