@@ -666,7 +666,23 @@ class _RuleCompiler(ExprCompiler):
             return
         av, cv = self.fresh("e"), self.fresh("c")
         conds = []
-        if isinstance(add.pattern, POp):
+        keyed = self.numerator_key(add.pattern, st, ind)
+        if keyed is not None:
+            # Numerator and divisor already bound: a long sum's index gives the only
+            # atoms that can match (pairs of addends: linear, not quadratic, per sum).
+            st, key, divisor, whole = keyed
+            assert isinstance(add.pattern, POp)
+            opname = f"_OP_{pattern_op(add.pattern.op, self.sem).name}"
+            ats, cos = self.fresh("at"), self.fresh("co")
+            self.emit(
+                ind,
+                f"{ats}, {cos} = ({sm.atoms}, {sm.coefs}) if len({sm.atoms}) <= {BIG_SUM}"
+                f" else _keyed_slices({sm.atoms}, {sm.coefs}, {opname}, {key}, {divisor},"
+                f" {whole})",
+            )
+            self.emit(ind, f"for {av}, {cv} in zip({ats}, {cos}):")
+            conds.append(f"{av}.op is {opname}")
+        elif isinstance(add.pattern, POp):
             # A long sum's atoms with one operator are contiguous: loop over those only.
             opname = f"_OP_{pattern_op(add.pattern.op, self.sem).name}"
             ats, cos = self.fresh("at"), self.fresh("co")
@@ -691,6 +707,30 @@ class _RuleCompiler(ExprCompiler):
             ind,
             lambda st2, ind2: self.addend(sm, (*used, av), st2, ind2),
         )
+
+    def numerator_key(self, p: Pattern, st: State, ind: int) -> tuple[State, str, str, bool] | None:
+        """For ``op(x + C, D)`` (or ``op(x, D)``) with ``x`` and ``D`` bound: the lookup.
+
+        The state, the code of the numerator's key (``x``), of the divisor, and whether
+        the key is the whole numerator (no constant in the pattern); None for any other
+        addend pattern, which is searched for among all atoms of its operator.
+        """
+        if not (isinstance(p, POp) and len(p.children) == 2):
+            return None
+        num, den = p.children
+        if not (isinstance(num, PSum) and not num.addends and num.seq is None):
+            return None
+        if num.rest is None or num.rest not in st.binds or not self.is_ground(den, st.binds):
+            return None
+        if st.binds[num.rest].kind != "term":
+            return None
+        try:
+            pattern_op(p.op, self.sem)
+        except (AssertionError, KeyError):
+            return None
+        st = self.materialise(num.rest, st, ind)
+        st, divisor = self.ground(den, st, ind)
+        return st, st.binds[num.rest].code, divisor, num.const is None
 
     def bind_const(self, e: Expr, value: str, st: State, ind: int) -> tuple[State, int]:
         """Match a coefficient or constant expression against the int in ``value``."""

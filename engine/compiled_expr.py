@@ -303,6 +303,61 @@ def _op_slices(
     return atoms[i:j], coefs[i:j]
 
 
+# The last few numerator indexes (see _keyed_slices), by the identity of the atoms they
+# index; each entry holds its atoms, so an id is never taken for another tuple's.
+_KEYED: dict[tuple[int, Op, bool], tuple[tuple[Term, ...], dict[Any, Any]]] = {}
+_KEYED_KEPT: Final = 8
+
+
+def _numerator_key(n: Term, whole: bool) -> Term:
+    """``n``, or with ``whole`` false its non-constant part, as a sum pattern binds it."""
+    if whole:
+        return n
+    if n.op is Op.ADD:
+        return linear_update(n.args, n.arg[0], (), (), 0)
+    if n.op is Op.CONST:
+        return linear_update((), (), (), (), 0)
+    return n
+
+
+def _keyed_slices(  # noqa: PLR0917  (called by generated code only)
+    atoms: tuple[Term, ...],
+    coefs: tuple[int, ...],
+    op: Op,
+    key: Term,
+    divisor: Term,
+    whole: bool,
+) -> tuple[list[Term], list[int]]:
+    """The atoms ``op(n, divisor)`` of a long sum whose numerator ``n`` has key ``key``.
+
+    The key of ``n`` is ``n`` itself (``whole``) or ``n`` without its constant: what a
+    pattern ``op(x + C, D)`` or ``op(x, D)`` with ``x`` and ``D`` already bound can
+    match. Every other atom fails that match, so the matcher's loop over this list finds
+    what its loop over all atoms of ``op`` would, in the same order. The index of the sum
+    is built once (a dict from key and divisor) and kept for the next lookups.
+    """
+    cache_key = (id(atoms), op, whole)
+    entry = _KEYED.get(cache_key)
+    if entry is None or entry[0] is not atoms:
+        index: dict[Any, tuple[list[Term], list[int]]] = {}
+        i, j = op_block(atoms, op)
+        for a, c in zip(atoms[i:j], coefs[i:j], strict=True):
+            n, d = a.args
+            found = index.get((_numerator_key(n, whole), d))
+            if found is None:
+                index[(_numerator_key(n, whole), d)] = ([a], [c])
+            else:
+                found[0].append(a)
+                found[1].append(c)
+        if len(_KEYED) >= _KEYED_KEPT:
+            _KEYED.pop(next(iter(_KEYED)), None)
+        entry = _KEYED[cache_key] = (atoms, index)
+    return entry[1].get((key, divisor), _NO_SLICES)
+
+
+_NO_SLICES: Final[tuple[list[Term], list[int]]] = ([], [])
+
+
 def _n_unbounded(atoms: tuple[Term, ...]) -> int:
     """How many of a sum's atoms have an unbounded side (see ``_RuleCompiler.rest_unbounded``)."""
     return sum(1 for a in atoms if a.vmin is None or a.vmax is None)
@@ -389,6 +444,7 @@ RUNTIME: Final[dict[str, Any]] = {
             _build2,
             _locate,
             _op_slices,
+            _keyed_slices,
             _atom_ops,
             _sum_ops,
             _n_unbounded,

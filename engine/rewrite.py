@@ -9,10 +9,12 @@ result says which.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import enum
+import gc
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from itertools import filterfalse
 
 from quorem.engine.batch import BATCH_ATOMS, BatchRule, batch_hook, batch_rules
@@ -433,6 +435,29 @@ def _run(  # noqa: PLR0915  (one loop, inlined for speed)
     return memo[term], reason, n_steps
 
 
+_PAUSE_GC_NODES = 5_000  # distinct input nodes from which a run pauses the collector
+
+
+@contextlib.contextmanager
+def _collector_paused(budget: Budget) -> Iterator[None]:
+    """The cyclic garbage collector paused for a run over a large term.
+
+    A long sum or chain makes many objects per step, none in a reference cycle, and
+    the collector would scan the live ones (every interned term) again and again: it
+    made long sums superlinear (benchmarks/README.md, issue 20). Pausing it frees
+    nothing later than it would be freed anyway, except cyclic garbage, which the next
+    collection after the run takes. The collector is left as it was found.
+    """
+    if budget.nodes < _BASE_NODES + _NODES_PER_NODE * _PAUSE_GC_NODES or not gc.isenabled():
+        yield
+        return
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.enable()
+
+
 def _zero_everywhere(exc: DivisionByZeroError, t: Term) -> DivisionByZeroError:
     """The error for the division ``t`` whose divisor was proven 0 at every point."""
     from quorem.engine.printer import brief  # noqa: PLC0415  (printer imports rewrite's deps)
@@ -510,9 +535,10 @@ def _rewrite(
     steps: list[Step] | None = [] if trace else None
     cycles: list[tuple[Term, int]] = []
     budget = budget_for(term, max_steps)
-    out, reason, n_steps = _phases(
-        term, ruleset, budget, counts, steps, cycles=cycles, strict=strict
-    )
+    with _collector_paused(budget):
+        out, reason, n_steps = _phases(
+            term, ruleset, budget, counts, steps, cycles=cycles, strict=strict
+        )
     culprits: tuple[str, ...] = ()
     if reason is _CYCLE:
         seen = steps
@@ -595,14 +621,18 @@ def rewrite_given(
 
 def rewrite_term(term: Term, ruleset: RuleSet, *, max_steps: int | None = None) -> Term:
     """``rewrite(term, ruleset, max_steps=max_steps).term``, without the report."""
-    return _phases(term, ruleset, budget_for(term, max_steps), {}, None, strict=True)[0]
+    budget = budget_for(term, max_steps)
+    with _collector_paused(budget):
+        return _phases(term, ruleset, budget, {}, None, strict=True)[0]
 
 
 def rewrite_stop(
     term: Term, ruleset: RuleSet, *, max_steps: int | None = None
 ) -> tuple[Term, StopReason]:
     """``rewrite(term, ruleset, max_steps=max_steps)``: its term and stop reason only."""
-    result, reason, _ = _phases(term, ruleset, budget_for(term, max_steps), {}, None, strict=True)
+    budget = budget_for(term, max_steps)
+    with _collector_paused(budget):
+        result, reason, _ = _phases(term, ruleset, budget, {}, None, strict=True)
     return result, reason
 
 
