@@ -24,8 +24,9 @@ from quorem.engine.junction import LONG_CHAIN
 from quorem.engine.matcher import JUNCTION_CLAUSES
 from quorem.engine.ops import Op, Semantics
 from quorem.engine.rewrite import StopReason, rewrite
-from quorem.engine.ruleset import default_ruleset
+from quorem.engine.ruleset import RuleSet, default_ruleset
 from quorem.engine.term import Term, compare, conjunction, const, disjunction, linear, var
+from quorem.engine.walk import nodes
 
 from benchmarks.ladders import SHAPES
 from tests.strategies import expressions
@@ -234,3 +235,33 @@ def test_simplify_raises_only_documented_errors(
         except EvaluationError:
             continue
         assert quorem.evaluate(out, env) == expected
+
+
+# ------------------------------------------- long sums: pairs found through the index
+@st.composite
+def _remainder_sums(draw: st.DrawFn) -> Term:
+    """A long sum of remainders ``k*((xi + c) % d)``, some pairs congruent, some not."""
+    xs = [var(f"x{i}", -20, 20) for i in range(draw(st.integers(2, 6)))]
+    n = draw(st.integers(26, 60))  # more atoms than a short sum's plain loops take
+    parts = []
+    for _ in range(n):
+        x = draw(st.sampled_from(xs))
+        c = draw(st.integers(-9, 9))
+        d = draw(st.sampled_from([2, 3, 4]))
+        sem = draw(st.sampled_from([Semantics.FLOOR, Semantics.TRUNC]))
+        parts.append((quorem.mod(linear([(x, 1)], c), const(d), sem), draw(st.integers(-3, 3))))
+    return linear(parts)
+
+
+@SETTINGS
+@given(_remainder_sums())
+def test_long_sum_pairs_match_the_reference(term: Term) -> None:
+    """Compiled pair rules on a long sum (the numerator index) do what the reference does."""
+    compiled = rewrite(term, default_ruleset())
+    reference = rewrite(term, RuleSet(default_ruleset().rules, compiled=False))
+    assert compiled.term is reference.term
+    assert compiled.counts == reference.counts
+    names = sorted({a.arg[0] for a in nodes(term) if a.op is Op.VAR})
+    for i in range(60):  # spread over the box, each variable on its own stride
+        env = {n: (i * (7 + 6 * j)) % 41 - 20 for j, n in enumerate(names)}
+        assert quorem.evaluate(compiled.term, env) == quorem.evaluate(term, env)
