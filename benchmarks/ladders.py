@@ -1,6 +1,6 @@
 """Size ladders of chains and sums (issue 36): time, growth, and the form reached.
 
-    python -m benchmarks.ladders [--sizes 100,1000,10000] [--repeats 3] [--shape NAME]
+    python -m benchmarks.ladders [--sizes 50,100,1000,10000] [--repeats 3] [--shape NAME]
 
 Shapes, each built with ``n`` clauses or addends (all variables bounded, 0..10**6 unless
 said otherwise) together with the form it must simplify to:
@@ -142,7 +142,7 @@ def run_rung(shape: Shape, n: int, repeats: int) -> tuple[float, StopReason, boo
 def main(argv: list[str] | None = None) -> None:
     """Print one line per shape and size: median seconds, ratio, stop reason, form."""
     ap = argparse.ArgumentParser(description=(__doc__ or "").split("\n")[0])
-    ap.add_argument("--sizes", default="100,1000,10000")
+    ap.add_argument("--sizes", default="50,100,1000,10000")
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--shape", action="append", choices=sorted(SHAPES))
     args = ap.parse_args(argv)

@@ -265,3 +265,22 @@ def test_long_sum_pairs_match_the_reference(term: Term) -> None:
     for i in range(60):  # spread over the box, each variable on its own stride
         env = {n: (i * (7 + 6 * j)) % 41 - 20 for j, n in enumerate(names)}
         assert quorem.evaluate(compiled.term, env) == quorem.evaluate(term, env)
+
+
+@pytest.mark.parametrize("others", [2, JUNCTION_CLAUSES + 6, 300])
+@pytest.mark.parametrize("conj", [True, False])
+def test_long_junction_clause_simplified_in_context(others: int, conj: bool) -> None:
+    """However long the junction, a clause is simplified where the others hold (fail).
+
+    ``x < 10 and x//10 + y == 3`` is ``x < 10 and y == 3`` on x >= 0; in an ``or``, the
+    other clauses fail, so ``not (10 <= x) or ...`` narrows the same way.
+    """
+    x, y = var("x", 0, 100), var("y", 0, 10)
+    zs = [compare(Op.LT, var(f"z{i}", 0, 10), const(5)) for i in range(others)]
+    bound = compare(Op.LT, x, const(10)) if conj else compare(Op.LE, const(10), x)
+    quotient = linear([(quorem.div(x, const(10), Semantics.FLOOR), 1), (y, 1)])
+    build = conjunction if conj else disjunction
+    term = build([bound, compare(Op.EQ, quotient, const(3)), *zs])
+    result = rewrite(term, default_ruleset())
+    assert result.reason is StopReason.FIXED_POINT
+    assert result.term is build([bound, compare(Op.EQ, y, const(3)), *zs])
