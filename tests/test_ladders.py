@@ -18,6 +18,7 @@ import pytest
 import quorem
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from quorem.engine import rewrite as rewrite_module
 from quorem.engine.cli import main
 from quorem.engine.errors import DivisionByZeroError, EvaluationError, ZeroDivisorParseError
 from quorem.engine.junction import LONG_CHAIN
@@ -284,3 +285,20 @@ def test_long_junction_clause_simplified_in_context(others: int, conj: bool) -> 
     result = rewrite(term, default_ruleset())
     assert result.reason is StopReason.FIXED_POINT
     assert result.term is build([bound, compare(Op.EQ, y, const(3)), *zs])
+
+
+@SETTINGS
+@given(st.lists(_clauses(), min_size=LONG_CHAIN + 1, max_size=4 * LONG_CHAIN), st.booleans())
+def test_long_chains_as_simple_as_pair_at_a_time(clauses: list[Term], conj: bool) -> None:
+    """A long chain as one node, all pairs at once, ends where one pair per step at every
+    tail does (the rewriter without the chain rules), to the term."""
+    term = (conjunction if conj else disjunction)(clauses)
+    rules = default_ruleset()
+    at_once = rewrite(term, rules)
+    saved = rewrite_module._chains
+    rewrite_module._chains = lambda dispatch: None  # type: ignore[assignment]
+    try:
+        one_by_one = rewrite(term, rules)
+    finally:
+        rewrite_module._chains = saved  # type: ignore[assignment]
+    assert at_once.term is one_by_one.term  # (the rules applied may differ in number)
