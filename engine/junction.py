@@ -30,7 +30,7 @@ from typing import Final
 from quorem.engine.errors import TermError
 from quorem.engine.interpret import Undetermined, evaluate_expr, evaluate_to_term
 from quorem.engine.matcher import Bindings, match
-from quorem.engine.ops import Op, Semantics
+from quorem.engine.ops import COMMUTATIVE, Op, Semantics
 from quorem.engine.rule import (
     Binary,
     Expr,
@@ -135,15 +135,22 @@ def is_long_chain(t: Term) -> bool:
 
 
 class _ClauseIndex:
-    """The clauses of a chain by operator, and by operator and operand."""
+    """The clauses of a chain by operator, and by operator and operand.
+
+    An operand of a commutative operator (``==``, ``!=``) is indexed at either side
+    (position -1): the matcher tries both orders of its operands.
+    """
 
     def __init__(self, clauses: Sequence[Term]) -> None:
         self.by_op: dict[Op, list[int]] = {}
         self.by_operand: dict[tuple[Op, int, Term], list[int]] = {}
         for i, c in enumerate(clauses):
             self.by_op.setdefault(c.op, []).append(i)
+            either = c.op in COMMUTATIVE
             for k, a in enumerate(c.args):
-                self.by_operand.setdefault((c.op, k, a), []).append(i)
+                found = self.by_operand.setdefault((c.op, -1 if either else k, a), [])
+                if not found or found[-1] != i:  # (both sides one term: listed once)
+                    found.append(i)
 
     def candidates(self, p: Pattern, b: Bindings, sem: Semantics | None) -> list[int]:
         """Indices of the clauses ``p`` may match under ``b`` (a superset of those it does)."""
@@ -153,10 +160,11 @@ class _ClauseIndex:
             op = pattern_op(p.op, sem)
         except (AssertionError, KeyError):
             return []
+        either = op in COMMUTATIVE
         for k, child in enumerate(p.children):
             built = _built(child, b, sem)
             if built is not None:
-                return self.by_operand.get((op, k, built), [])
+                return self.by_operand.get((op, -1 if either else k, built), [])
         return self.by_op.get(op, [])
 
 

@@ -302,3 +302,16 @@ def test_long_chains_as_simple_as_pair_at_a_time(clauses: list[Term], conj: bool
     finally:
         rewrite_module._chains = saved  # type: ignore[assignment]
     assert at_once.term is one_by_one.term  # (the rules applied may differ in number)
+
+
+@pytest.mark.parametrize(("first", "second"), [("p", "q"), ("q", "p")])
+def test_pair_rule_on_either_side_of_an_equation(first: str, second: str) -> None:
+    """``u <= v and v != u`` in a long chain: ``!=`` keeps its sides in canonical order,
+    which the clause index must look up from either side (le-and-ne-rest)."""
+    u, v = var(first, 0, 9), var(second, 0, 9)
+    fillers = [compare(Op.LT, var(f"z{i}", 0, 10), const(5)) for i in range(LONG_CHAIN)]
+    for ne in (compare(Op.NE, u, v), compare(Op.NE, v, u)):
+        term = conjunction([compare(Op.LE, u, v), ne, *fillers])
+        result = rewrite(term, default_ruleset())
+        assert result.term is conjunction([compare(Op.LT, u, v), *fillers])
+        assert result.counts["le-and-ne-rest"] == 1
