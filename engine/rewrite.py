@@ -220,7 +220,6 @@ def _run(  # noqa: PLR0915  (one loop, inlined for speed)
     batch: dict[str, BatchRule] | None = None,
     cycles: list[tuple[Term, int]] | None = None,
     chains: ChainRules | None = None,
-    strict: bool = False,
 ) -> tuple[Term, StopReason, int]:
     """The work loop: one frame at a time, with VISIT and REDUCE inlined for speed.
 
@@ -247,12 +246,6 @@ def _run(  # noqa: PLR0915  (one loop, inlined for speed)
     are its clauses (its tails are never rewritten on their own), rebuilt canonically,
     and its pair rules apply to every disjoint pair of clauses at once, as one step per
     pair.
-
-    ``strict``: ``term`` is rewritten over its variables' whole box (not under a
-    context): a divisor rewritten to the constant 0 is then 0 at every point, the term
-    has no value anywhere, and :class:`DivisionByZeroError` is raised. Otherwise (a
-    clause under its context) such a node is kept as it was: it is undefined only where
-    the context holds.
     """
     max_steps, max_nodes, max_bits = budget.steps, budget.nodes, budget.bits
     memo: dict[Term, Term] = {}
@@ -343,12 +336,9 @@ def _run(  # noqa: PLR0915  (one loop, inlined for speed)
                         if chain
                         else rebuild(t, new_args)
                     )
-                except DivisionByZeroError as exc:
+                except DivisionByZeroError:
                     # A divisor simplified to the constant 0: the node is undefined
-                    # wherever the run's box is. Keep it as it was rather than build a
-                    # division by zero; over the whole box, the input has no value.
-                    if strict:
-                        raise _zero_everywhere(exc, t) from None
+                    # everywhere. Keep it as it was rather than build a division by zero.
                     memo[t] = t
                     active.discard(t)
                     continue
@@ -530,7 +520,7 @@ def rewrite(
 def _rewrite(
     term: Term, ruleset: RuleSet, *, max_steps: int | None, trace: bool, strict: bool
 ) -> RewriteResult:
-    """:func:`rewrite`; ``strict``: over the whole box (see :func:`_run`)."""
+    """:func:`rewrite`; ``strict``: over the whole box (see :func:`_context_pass`)."""
     counts: dict[str, int] = {}
     steps: list[Step] | None = [] if trace else None
     cycles: list[tuple[Term, int]] = []
@@ -646,7 +636,7 @@ def _phases(
     cycles: list[tuple[Term, int]] | None = None,
     strict: bool = False,
 ) -> tuple[Term, StopReason, int]:
-    """The early phase, then all rules (see :func:`rewrite`; ``strict``: :func:`_run`)."""
+    """The early phase, then all rules (see :func:`rewrite`; ``strict``: :func:`_context_pass`)."""
     if point_variables_built():
         term = pin_point_variables(term)
     early = ruleset.early_dispatchers()
@@ -663,7 +653,6 @@ def _phases(
             batch=batch,
             cycles=cycles,
             chains=_chains(early),
-            strict=strict,
         )
     if reason is not _STEP_LIMIT and reason is not _SIZE_LIMIT:
         dispatch = ruleset.dispatchers()
@@ -679,7 +668,6 @@ def _phases(
             batch=batch,
             cycles=cycles,
             chains=chains,
-            strict=strict,
         )
         if last is not _FIXED_POINT:
             reason = last
@@ -698,7 +686,6 @@ def _phases(
                     batch=batch,
                     cycles=cycles,
                     chains=chains,
-                    strict=strict,
                 )
                 n_steps += more
         while reason is _FIXED_POINT and point_variables_built():
@@ -717,7 +704,6 @@ def _phases(
                 batch=batch,
                 cycles=cycles,
                 chains=chains,
-                strict=strict,
             )
             n_steps += more
     return term, reason, n_steps
@@ -749,8 +735,12 @@ def _context_pass(
     the clause is and does (:func:`quorem.engine.context.safe_outside`), since the clause
     is still computed where the context fails. Also returns the rule applications made.
 
-    A divisor decided to be 0 (``x // (w < 0 and 0 < w)``) leaves its division as it was,
-    or, ``strict`` (the term's whole box), raises :class:`DivisionByZeroError`.
+    A divisor the pass decides to be 0 (``x // (w < 0 and 0 < w)``) leaves its division
+    as it was under a context (a clause's rewrite: undefined only where the context
+    holds), and over the term's whole box (``strict``) raises
+    :class:`DivisionByZeroError`, the error the parser raises for ``x // 0``: the input
+    has no value at any point. (A divisor the rules fold to 0, ``x // (i % 1)``, is
+    left in place by the rewrite loop, as it always was.)
     """
     spent = 0
     memo: dict[Term, Term] = {}

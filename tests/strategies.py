@@ -173,12 +173,8 @@ def _constants() -> st.SearchStrategy[int]:
 
 
 def _nonzero(t: Term) -> Term:
-    """``t``, or the constant 1 if ``t`` is 0 at every point (its range is ``[0, 0]``).
-
-    A term may not divide by the constant 0, and ``simplify`` refuses a division whose
-    divisor is 0 everywhere (``a % 1``) with DivisionByZeroError: such a term has no value.
-    """
-    return const(1) if t.vmin == 0 and t.vmax == 0 else t
+    """``t``, or the constant 1 if ``t`` is the constant 0 (a term may not divide by it)."""
+    return const(1) if t.op is Op.CONST and t.arg == 0 else t
 
 
 _KINDS: tuple[str, ...] = (
