@@ -40,7 +40,12 @@ from quorem.engine.api import (
     parse,
     to_text,
 )
-from quorem.engine.cli_args import EXIT_BROKEN_PIPE, EXIT_INTERRUPTED, silence_stdout
+from quorem.engine.cli_args import (
+    EXIT_BROKEN_PIPE,
+    EXIT_INTERRUPTED,
+    positive,
+    silence_stdout,
+)
 from quorem.engine.cli_rules import add_rules_options, ruleset_from_args
 from quorem.engine.coverage_cli import add_coverage_parser
 from quorem.engine.emit import DEFAULT_NAME, LANGUAGES, emit
@@ -259,8 +264,17 @@ def cmd_simplify(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             )
         ruleset = ruleset_from_args(args)
         return _run_batch_source(
-            args.batch, semantics, args.max_steps, out, err, ruleset=ruleset, explain=args.explain
+            args.batch,
+            semantics,
+            args.max_steps,
+            out,
+            err,
+            ruleset=ruleset,
+            explain=args.explain,
+            jobs=args.jobs,
         )
+    if args.jobs != 1:
+        raise CliError("--jobs applies to --batch (one expression is simplified in-process)")
     ruleset = ruleset_from_args(args)
     if args.expr is None:
         raise CliError("give an expression to simplify, or --batch FILE (try: quorem demo)")
@@ -527,6 +541,24 @@ def _lines(stream: Iterable[bytes | str]) -> Iterator[tuple[int, str | None]]:
         yield lineno, text
 
 
+def batch_line(
+    lineno: int,
+    text: str | None,
+    default: Semantics,
+    max_steps: int | None,
+    err: TextIO,
+    *,
+    ruleset: RuleSet | None = None,
+    explain: bool = False,
+) -> dict[str, Any] | None:
+    """The output object of batch line ``lineno`` (``text`` None: not UTF-8); None if blank."""
+    if text is None:
+        return {"id": None, "error": f"line {lineno}: not valid UTF-8"}
+    if not text.strip():
+        return None
+    return batch_record(text, lineno, default, max_steps, err, ruleset=ruleset, explain=explain)
+
+
 def run_batch(
     stream: Iterable[bytes | str],
     default: Semantics,
@@ -536,23 +568,30 @@ def run_batch(
     *,
     ruleset: RuleSet | None = None,
     explain: bool = False,
+    jobs: int = 1,
 ) -> int:
     """Simplify each JSON line of ``stream``, writing one JSON line per input line.
 
     Blank lines are skipped; output is flushed after each line. Returns 0 when every
     line succeeded and 1 when some had errors (each reported in its output line).
-    ``ruleset`` and ``explain`` are :func:`batch_record`'s.
+    ``ruleset`` and ``explain`` are :func:`batch_record`'s. ``jobs`` > 1 simplifies the
+    lines in that many worker processes (:mod:`quorem.engine.jobs`), with the same
+    output in the same order.
     """
+    if jobs > 1:
+        from quorem.engine.jobs import run_batch_in_workers  # noqa: PLC0415  (jobs imports cli)
+
+        rules = default_ruleset() if ruleset is None else ruleset
+        lines = _lines(stream)
+        failed = run_batch_in_workers(
+            lines, default, max_steps, out, err, ruleset=rules, explain=explain, jobs=jobs
+        )
+        return EXIT_LINE_ERRORS if failed else EXIT_OK
     status = EXIT_OK
     for lineno, text in _lines(stream):
-        if text is None:
-            obj: dict[str, Any] = {"id": None, "error": f"line {lineno}: not valid UTF-8"}
-        elif not text.strip():
+        obj = batch_line(lineno, text, default, max_steps, err, ruleset=ruleset, explain=explain)
+        if obj is None:
             continue
-        else:
-            obj = batch_record(
-                text, lineno, default, max_steps, err, ruleset=ruleset, explain=explain
-            )
         if "error" in obj:
             status = EXIT_LINE_ERRORS
         out.write(json.dumps(obj) + "\n")
@@ -569,9 +608,10 @@ def _run_batch_source(
     *,
     ruleset: RuleSet | None = None,
     explain: bool = False,
+    jobs: int = 1,
 ) -> int:
     """Run a batch from file ``source``, or from standard input when it is ``-``."""
-    opts: dict[str, Any] = {"ruleset": ruleset, "explain": explain}
+    opts: dict[str, Any] = {"ruleset": ruleset, "explain": explain, "jobs": jobs}
     if source == "-":
         stdin = sys.stdin
         return run_batch(getattr(stdin, "buffer", stdin), default, max_steps, out, err, **opts)
@@ -819,6 +859,14 @@ def build_parser() -> argparse.ArgumentParser:
         "equals EXPR wherever every condition holds",
     )
     simp.add_argument("--batch", metavar="FILE", help="JSON-lines input file ('-' for stdin)")
+    simp.add_argument(
+        "--jobs",
+        type=positive,
+        default=1,
+        metavar="N",
+        help="--batch: simplify the lines in N worker processes, output in input order "
+        "(default 1: in this process)",
+    )
     simp.add_argument(
         "--max-steps",
         type=_non_negative,

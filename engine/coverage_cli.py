@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Final, TextIO
 
-from quorem.engine.cli_args import non_negative
+from quorem.engine.cli_args import non_negative, positive
 from quorem.engine.cli_rules import add_rules_options
 from quorem.engine.coverage import Case, coverage
 from quorem.engine.coverage_render import to_html, to_json, to_text
@@ -30,11 +30,12 @@ EXIT_LINE_ERRORS: Final = 1
 _TITLE_CORPORA: Final = 3  # corpora named in the HTML title; more are counted
 
 _EPILOG: Final = """\
-Each case is simplified as 'quorem simplify --batch' would; per rule the report gives its
-applications (they sum to the batch run's steps), the cases it fired in, the // and %
-its steps removed and its first application; the rules that never fired, those shadowed
-(they matched a term an earlier rule always took first), and the divisions left in the
-results grouped by shape (literals shown as C, variables renamed a, b, ...).
+Each case is simplified as 'quorem simplify --batch' would. The report gives, answer
+first: per rule that fired its applications (they sum to the batch run's steps), the
+cases it fired in, the // and % its steps removed and its first application; the
+divisions left in the results grouped by shape (literals shown as C, variables renamed
+a, b, ...); the rules shadowed (they matched a term an earlier rule always took first);
+and how many rules never fired (--never-fired lists them; --json and --html have all).
 
 exit status:
   0  every line of the corpora was simplified
@@ -74,7 +75,24 @@ def add_coverage_parser(subs: Any) -> None:
         metavar="N",
         help="rule application budget per line (default: as quorem simplify)",
     )
-    p.add_argument("--json", action="store_true", help="write the report as one JSON object")
+    p.add_argument(
+        "--jobs",
+        type=positive,
+        default=1,
+        metavar="N",
+        help="simplify the cases in N worker processes (default 1: in this process); "
+        "the report is the same",
+    )
+    p.add_argument(
+        "--never-fired",
+        action="store_true",
+        help="also list the rules that never fired (the text report counts them)",
+    )
+    p.add_argument(
+        "--json",
+        action="store_true",
+        help="write the report as one JSON object (every rule, the fired ones first)",
+    )
     p.add_argument(
         "--html", metavar="FILE", help="also write the report as a self-contained HTML page"
     )
@@ -142,7 +160,7 @@ def run_coverage(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if args.corpus.count("-") > 1:
         raise CoverageUsageError("standard input ('-') can be read once")
     cases, bad = read_cases(args.corpus, Semantics(args.semantics), err)
-    report = coverage(cases, ruleset, max_steps=args.max_steps)
+    report = coverage(cases, ruleset, max_steps=args.max_steps, jobs=args.jobs)
     if args.html is not None:
         names = [Path(c).name for c in args.corpus]
         title = "quorem coverage: " + (
@@ -157,5 +175,5 @@ def run_coverage(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if args.json:
         out.write(json.dumps(to_json(report), indent=1) + "\n")
     else:
-        out.write(to_text(report))
+        out.write(to_text(report, never_fired=args.never_fired))
     return EXIT_LINE_ERRORS if bad or report.failed else EXIT_OK
