@@ -478,7 +478,12 @@ def _tally_in_workers(
     """The tally of ``cases`` computed in ``jobs`` worker processes, chunk by chunk."""
     size = max(1, min(_MAX_CHUNK, -(-len(cases) // (jobs * _CHUNKS_PER_WORKER))))
     parts = (_Chunk(part, max_steps) for part in chunks(cases, size))
-    tally = _Tally()
+    # The first chunk is tallied here, before the workers start: the dispatchers it
+    # compiles are inherited by forked workers, which would each compile them again.
+    collector = _Collector(ruleset)
+    for case in next(parts, _Chunk([], max_steps)).cases:
+        collector.add(case, max_steps)
+    tally = collector.tally
     with contextlib.closing(
         ordered_results(start_pool(jobs, ruleset), _tally_chunk, parts, jobs)
     ) as results:
