@@ -579,7 +579,7 @@ def run_batch(
     output in the same order.
     """
     if jobs > 1:
-        from quorem.engine.jobs import run_batch_in_workers  # noqa: PLC0415  (jobs imports cli)
+        from quorem.engine.jobs import run_batch_in_workers  # noqa: PLC0415  (start-up)
 
         rules = default_ruleset() if ruleset is None else ruleset
         lines = _lines(stream)

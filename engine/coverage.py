@@ -31,7 +31,6 @@ from collections.abc import Iterable
 from typing import Final
 
 from quorem.engine.compiled import Applier
-from quorem.engine.jobs import chunks, ordered_results, start_pool, worker_ruleset
 from quorem.engine.ops import DIVISION_FUNCTIONS, DIVISION_OPS, QUOTIENT_OPS, Op, Semantics
 from quorem.engine.printer import to_text
 from quorem.engine.rewrite import Step, rewrite_given
@@ -466,6 +465,8 @@ class _Chunk:
 
 def _tally_chunk(chunk: _Chunk) -> _Tally:
     """In a worker process: the tally of one chunk, with the pool's rule set."""
+    from quorem.engine.jobs import worker_ruleset  # noqa: PLC0415  (see _tally_in_workers)
+
     collector = _Collector(worker_ruleset())
     for case in chunk.cases:
         collector.add(case, chunk.max_steps)
@@ -476,6 +477,9 @@ def _tally_in_workers(
     cases: list[Case], ruleset: RuleSet, max_steps: int | None, jobs: int
 ) -> _Tally:
     """The tally of ``cases`` computed in ``jobs`` worker processes, chunk by chunk."""
+    # Imported here: multiprocessing is a sizeable share of every command's start-up.
+    from quorem.engine.jobs import chunks, ordered_results, start_pool  # noqa: PLC0415
+
     size = max(1, min(_MAX_CHUNK, -(-len(cases) // (jobs * _CHUNKS_PER_WORKER))))
     parts = (_Chunk(part, max_steps) for part in chunks(cases, size))
     # The first chunk is tallied here, before the workers start: the dispatchers it

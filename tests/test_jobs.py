@@ -8,6 +8,7 @@ import itertools
 import json
 import os
 import pickle
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -285,3 +286,13 @@ def test_the_benchmark_batch_is_reproducible_and_valid(tmp_path: Path) -> None:
     lines = _without_seconds(out)
     assert len(lines) == 150
     assert sum(line["ops_after"] for line in lines) < sum(line["ops_before"] for line in lines)
+
+
+def test_commands_without_jobs_do_not_import_multiprocessing() -> None:
+    """The pool's modules load only for --jobs: every command's start-up is timed."""
+    code = (
+        "import sys, quorem.engine.cli; "
+        "print(sorted({'multiprocessing', 'concurrent'} & set(sys.modules)))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "[]"
