@@ -171,6 +171,13 @@ def test_text_report_and_exit_codes(bench: tuple[Path, Path], tmp_path: Path) ->
         "never fired (2 of 3 rules):\n  mine-mod-small-wide, mine-div-huge"
     )
     assert listed.startswith(out[: out.index("never fired: ")])
+    # Nothing fired: said so, and every rule counted as never fired.
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("\n")
+    status, out, _ = run("coverage", str(empty), "--rules", str(rules), "--only-rules")
+    assert status == 0
+    assert "\nno rule fired (3 rules)\n" in out
+    assert out.rstrip().endswith("never fired: 3 of 3 rules (list them with --never-fired)")
     # A bad line is reported with its file and line, the others still counted: exit 1.
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"expr": "x %% 3"}\n{"expr": "x % 3", "vars": {"x": [0, 2]}}\n')
@@ -243,7 +250,8 @@ const layout = {
   scrollWidth: document.documentElement.scrollWidth,
   right: right,
   tops: Object.fromEntries(
-    ["summary", "chart", "residues", "rules", "shadowed", "never-fired"].map((id) => [id, topOf(id)])
+    ["summary", "chart", "residues", "rules", "shadowed", "never-fired"]
+      .map((id) => [id, topOf(id)])
   ),
 };
 document.body.setAttribute("data-layout", JSON.stringify(layout));
