@@ -4,9 +4,13 @@ CPython runs one thread of Python code at a time, so threads do not make rewriti
 faster (four threads take as long as one); worker processes do. A pool of ``N`` workers
 is started once per command; each loads the rule set once, when it starts
 (:class:`RulesSpec`), and is then sent work in chunks of lines or cases, so the start-up
-and the rule loading are paid once per worker, not once per line. The parent writes
-the results in input order: the output is the same as in one process (only the
-``seconds`` a rewrite took differ from run to run). ``--jobs 1`` starts no process.
+and the rule loading are paid once per worker, not once per line. The first chunk is
+done by the parent before the workers start: workers forked from it inherit the rule
+dispatchers that chunk compiled. The parent writes the results in input order: the
+output is the same as in one process (only the ``seconds`` a rewrite took differ from
+run to run). ``--jobs 1`` starts no process. Any start method works (fork, spawn,
+forkserver): the rule set is sent as a picklable :class:`RulesSpec`, cases as pickled
+terms (:meth:`quorem.engine.term.Term.__reduce__`).
 
 Workers ignore Ctrl-C: the parent, interrupted, stops them (:func:`stop_pool`).
 """
@@ -68,7 +72,10 @@ class RulesSpec:
 
     @classmethod
     def of(cls, ruleset: RuleSet) -> RulesSpec:
-        """The spec of ``ruleset``: its rules, the shipped ones named rather than copied."""
+        """The spec of ``ruleset``: its rules, the shipped ones named rather than copied.
+
+        (It loads the shipped rules to compare, once per process, if not yet loaded.)
+        """
         shipped = default_ruleset()
         rules, n = ruleset.rules, len(shipped.rules)
         split = len(rules) - n
