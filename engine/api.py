@@ -15,6 +15,8 @@ from quorem.engine.errors import (
     RuleError,
     RuleErrors,
     TermError,
+    UnprovenRuleError,
+    UnprovenRuleWarning,
     VariableClashError,
 )
 from quorem.engine.evaluate import count_divmod, evaluate
@@ -67,6 +69,8 @@ __all__ = [
     "StopReason",
     "Term",
     "TermError",
+    "UnprovenRuleError",
+    "UnprovenRuleWarning",
     "VariableClashError",
     "ceildiv",
     "compare",
@@ -163,6 +167,13 @@ def simplify(
         _check_names(term, given)
         found = rewrite_given(term, ruleset, given, max_steps=max_steps)
         result, reason = found.term, found.reason
+        _warn_unproven(found.unproven_rules)
+    elif ruleset.unproven_names:
+        # Allowed unproven rules: the result must say whether they touched it.
+        check_one_name(term)
+        found = rewrite(term, ruleset, max_steps=max_steps)
+        result, reason = found.term, found.reason
+        _warn_unproven(found.unproven_rules)
     else:
         check_one_name(term)
         result, reason = rewrite_stop(term, ruleset, max_steps=max_steps)
@@ -185,6 +196,19 @@ def simplify(
             stacklevel=2,
         )
     return result
+
+
+def _warn_unproven(names: Sequence[str]) -> None:
+    """An UnprovenRuleWarning naming the unproven rules a result was rewritten by."""
+    if names:
+        warnings.warn(
+            UnprovenRuleWarning(
+                f"the result was rewritten by rules that are not proven: {', '.join(names)} "
+                "(applied because the rule set allows unproven rules)",
+                names,
+            ),
+            stacklevel=3,
+        )
 
 
 def explain(

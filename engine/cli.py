@@ -41,16 +41,16 @@ from quorem.engine.api import (
     to_text,
 )
 from quorem.engine.cli_args import EXIT_BROKEN_PIPE, EXIT_INTERRUPTED, silence_stdout
-from quorem.engine.cli_rules import add_rules_options, ruleset_from_args
+from quorem.engine.cli_rules import add_rules_options, ruleset_from_args, unproven_note
 from quorem.engine.coverage_cli import add_coverage_parser
 from quorem.engine.emit import DEFAULT_NAME, LANGUAGES, emit
-from quorem.engine.errors import RuleErrors
+from quorem.engine.errors import RuleErrors, UnprovenRuleError
 from quorem.engine.indexing.hlo_cli import add_hlo_parser
 from quorem.engine.indexing.map_cli import add_map_parser
 from quorem.engine.printer import int_text
-from quorem.engine.rewrite import DEFAULT_MAX_STEPS, rewrite, rewrite_given, rewrite_term
+from quorem.engine.rewrite import DEFAULT_MAX_STEPS, rewrite, rewrite_given
 from quorem.engine.rule import Rule
-from quorem.engine.ruleset import RuleSet
+from quorem.engine.ruleset import RuleSet, instance_problem
 from quorem.engine.syntax import MAX_DIGITS, RESERVED, parse_int
 from quorem.engine.walk import free_names
 
@@ -272,6 +272,7 @@ def cmd_simplify(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     given = [_parse_expr(text, bounds, semantics) for text in args.given]
     tracing = args.explain or args.validate
     result = rewrite_given(term, ruleset, given, max_steps=args.max_steps, trace=tracing)
+    err.write(unproven_note("simplify", result.unproven_rules))
     if result.given_never_hold:
         err.write("quorem: warning: the --given conditions can never hold together\n")
     out.write(to_text(result.term, semantics) + "\n")
@@ -461,6 +462,8 @@ def batch_record(
         return _simplify_job(job, lineno, max_steps, err, ruleset=ruleset, explain=explain)
     except LineError as exc:
         return {"id": _id_of(record), "error": f"line {lineno}: {exc}"}
+    except UnprovenRuleError:
+        raise  # the rules, not the line, are at fault: the command fails
     except Exception as exc:  # an engine bug must not end the batch
         why = f"internal error, please report it: {type(exc).__name__}: {exc}"
         return {"id": _id_of(record), "error": f"line {lineno}: {why}"}
@@ -490,6 +493,7 @@ def _simplify_job(
     seconds = time.perf_counter() - start
     where = f"line {lineno}" + (f" (id {job.id!r})" if job.id is not None else "") + ": "
     _warn_if_not_normal(result, where, err)
+    err.write(unproven_note("simplify", result.unproven_rules, where))
     obj: dict[str, Any] = {
         "id": job.id,
         "output": to_text(result.term, job.semantics),
@@ -502,6 +506,8 @@ def _simplify_job(
         "culprits": list(result.culprits),
         "seconds": seconds,
     }
+    if result.unproven_rules:
+        obj["unproven_rules"] = list(result.unproven_rules)
     if explain:
         sem = job.semantics
         obj["trace"] = [
@@ -592,7 +598,9 @@ def cmd_emit(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         if args.rules:
             raise CliError("--rules and --no-simplify exclude each other")
     else:
-        term = rewrite_term(term, ruleset_from_args(args))
+        result = rewrite(term, ruleset_from_args(args))
+        err.write(unproven_note("emit", result.unproven_rules))
+        term = result.term
     out.write(emit(term, list(bounds), args.lang, args.name))
     return EXIT_OK
 
@@ -651,17 +659,20 @@ def cmd_rules(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         rules = ruleset_from_args(args).rules
     statuses = _proof_statuses(rules)
     if args.json:
-        records = [_rule_record(r, statuses.get(r.name, "not verified")) for r in rules]
+        records = [_rule_record(r, statuses[r.name]) for r in rules]
         out.write(json.dumps({"rules": records, "count": len(records)}) + "\n")
         return EXIT_OK
     width = max((len(r.name) for r in rules), default=0)
     for r in rules:
-        status = statuses.get(r.name, "not verified")
+        status = statuses[r.name]
         out.write(
             f"{r.name:<{width}}  {_semantics_text(r.semantics):<19}  {status:<14}  {r.location}\n"
         )
         out.write(f"  {r.doc}\n")
-    out.write(f"{len(rules)} rules (proof status from the proof cache: run quorem verify)\n")
+    out.write(
+        f"{len(rules)} rules (proof status from the rules files' proof records; only proven "
+        "rules are applied: quorem verify FILE proves a file and writes its record)\n"
+    )
     return EXIT_OK
 
 
@@ -680,22 +691,24 @@ def _rule_record(rule: Rule, status: str) -> dict[str, Any]:
 
 
 def _proof_statuses(rules: Sequence[Rule]) -> dict[str, str]:
-    """Each rule's weakest cached proof result over its equivalence obligations."""
-    try:
-        from quorem.verify.cache import ProofCache  # noqa: PLC0415  (optional Z3)
-        from quorem.verify.prove import obligations_of  # noqa: PLC0415
-    except ImportError:
-        return {}
-    cache = ProofCache()
+    """Each rule's status as its proof record gives it: what decides whether it is applied.
+
+    ``proven`` when proven for every semantics it states, else the worst status of one
+    of them (``unsound``, ``unknown``, ``stale``, ``unproven``) with its semantics.
+    """
     out: dict[str, str] = {}
     for rule in rules:
-        found = [cache.get(ob) for ob in obligations_of(rule) if ob.kind == "equivalence"]
-        states = {e.get("status") if e else "not verified" for e in found}
-        for worst in ("unsound", "not verified", "proven"):
-            if worst in states:
-                out[rule.name] = worst
-                break
+        problems = [p for s in rule.semantics or (None,) if (p := instance_problem(rule, s))]
+        if not problems:
+            out[rule.name] = "proven"
+            continue
+        worst = min(problems, key=lambda p: _STATUS_ORDER.index(p.status))
+        out[rule.name] = f"{worst.status} ({worst.semantics})"
     return out
+
+
+# Worst first: the status a rule is listed with when its semantics differ.
+_STATUS_ORDER: Final = ("unsound", "unknown", "stale", "unproven")
 
 
 # ------------------------------------------------------------------------------ parser
@@ -954,6 +967,10 @@ def main(argv: list[str] | None = None) -> int:
         # One line per problem, each as a lone RuleError is printed (editors jump to them).
         err.writelines(f"quorem: error: {e}\n" for e in exc.errors)
         return EXIT_USAGE
+    except UnprovenRuleError as exc:
+        # Not a usage error: the rules given are not proven (exit 1, as verify's unsound).
+        err.write(f"quorem {args.command}: error: {exc}\n")
+        return EXIT_LINE_ERRORS
     except (CliError, QuoremError) as exc:
         err.write(f"quorem: error: {exc}\n")
         return EXIT_USAGE

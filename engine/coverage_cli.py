@@ -81,8 +81,11 @@ def add_coverage_parser(subs: Any) -> None:
     p.set_defaults(handler=run_coverage)
 
 
-def ruleset_of(rule_files: list[str], only: bool) -> RuleSet:
+def ruleset_of(rule_files: list[str], only: bool, allow_unproven: bool = False) -> RuleSet:
     """The files' rules followed by the shipped ones (only the files' with ``only``).
+
+    Unproven rules are refused where used, unless ``allow_unproven`` (see
+    :class:`~quorem.engine.ruleset.RuleSet`).
 
     Raises :class:`~quorem.engine.errors.RuleError` (``file:line:col``) for a bad file.
     """
@@ -90,7 +93,7 @@ def ruleset_of(rule_files: list[str], only: bool) -> RuleSet:
         raise CoverageUsageError("--only-rules needs at least one --rules FILE")
     if not rule_files:
         return default_ruleset()
-    return RuleSet.from_files(rule_files, with_shipped=not only)
+    return RuleSet.from_files(rule_files, with_shipped=not only, allow_unproven=allow_unproven)
 
 
 def read_cases(sources: list[str], default: Semantics, err: TextIO) -> tuple[list[Case], int]:
@@ -138,7 +141,7 @@ def run_coverage(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     reported on ``err``). Raises :class:`CoverageUsageError` or a rules file's
     :class:`~quorem.engine.errors.RuleError` for usage and input errors (status 2).
     """
-    ruleset = ruleset_of(args.rules, args.only_rules)
+    ruleset = ruleset_of(args.rules, args.only_rules, args.allow_unproven)
     if args.corpus.count("-") > 1:
         raise CoverageUsageError("standard input ('-') can be read once")
     cases, bad = read_cases(args.corpus, Semantics(args.semantics), err)

@@ -29,10 +29,11 @@ from pathlib import Path
 from typing import Final
 
 from quorem.engine import syntax as sx
-from quorem.engine.codecache import load_parsed, store_parsed
+from quorem.engine.codecache import load_parsed, shipped, store_parsed
 from quorem.engine.errors import ParseError, RuleError, RuleErrors
 from quorem.engine.ops import Semantics
 from quorem.engine.printer import int_text
+from quorem.engine.proofrecord import attach_proofs
 from quorem.engine.rule import (
     AGGREGATES,
     CONST_FUNCS,
@@ -868,6 +869,8 @@ def load_rule_files(paths: Iterable[str | Path]) -> list[Rule]:
 
     The parse of files read before (same bytes, same engine) is taken from
     :func:`~quorem.engine.codecache.load_parsed`: parsing is a large share of start-up.
+    Each rule carries what its file's proof record (``FILE.proof.json``) says of it
+    (:func:`~quorem.engine.proofrecord.attach_proofs`).
     """
     files: list[tuple[str, bytes]] = []
     for path in paths:
@@ -880,7 +883,7 @@ def load_rule_files(paths: Iterable[str | Path]) -> list[Rule]:
             ) from None
     cached = load_parsed(files)
     if isinstance(cached, list) and all(isinstance(r, Rule) for r in cached):
-        return cached
+        return attach_proofs(cached, files, shipped=shipped)
     rules: list[Rule] = []
     errors: list[RuleError] = []
     for name, data in files:
@@ -895,4 +898,4 @@ def load_rule_files(paths: Iterable[str | Path]) -> list[Rule]:
         errors.extend(unique_name_errors(rules))
     raise_all(errors)
     store_parsed(files, rules)
-    return rules
+    return attach_proofs(rules, files, shipped=shipped)

@@ -59,6 +59,7 @@ from quorem.verify.prove import (
     obligations_of,
     verdict,
 )
+from quorem.verify.records import RECORDED_KINDS, check_records, write_records
 from quorem.verify.smtlib import UnsupportedTermError, file_name, obligation_script
 from quorem.verify.termination import (
     NESTED_OBLIGATION,
@@ -169,6 +170,25 @@ def _parser() -> argparse.ArgumentParser:
         default=DEFAULT_QUERY_RLIMIT,
         help="with --suggest-guard: Z3 resource limit per query (default %(default)s, "
         "about 2 s here); 0 for none (then only the wall-clock timeout bounds a query)",
+    )
+    records = p.add_mutually_exclusive_group()
+    records.add_argument(
+        "--no-record",
+        action="store_true",
+        help="do not write FILE.proof.json (by default a run of every obligation of "
+        "FILE writes it: the record simplify, emit and the API read to apply only "
+        "proven rules)",
+    )
+    records.add_argument(
+        "--write-records",
+        action="store_true",
+        help="write the proof records of the shipped rules too (for quorem's developers)",
+    )
+    records.add_argument(
+        "--check-records",
+        action="store_true",
+        help="write nothing; exit 1 when a proof record differs from what was proven now "
+        "(CI: a record cannot be written by hand)",
     )
     return p
 
@@ -848,8 +868,53 @@ def _main(argv: Sequence[str] | None) -> int:
     if suggestions is not None and not args.json:
         for s in suggestions:
             print("\n" + str(s["rendered"]))
-    if summary["unsound"] or summary.get("disagree"):
+    status = _records(rules, results, args)
+    if summary["unsound"] or summary.get("disagree") or status:
         return EXIT_UNSOUND
     if summary["unknown"] and not args.allow_unknown:
         return EXIT_UNKNOWN
     return EXIT_PROVEN
+
+
+def _records(
+    rules: Sequence[Rule], results: Sequence[dict[str, Any]], args: argparse.Namespace
+) -> int:
+    """Write or check the proof records as ``args`` ask; 1 when a check found differences."""
+    every = _load(args.files)
+    if args.check_records:
+        problems = check_records(rules, results, every)
+        for line in problems:
+            print(f"quorem verify: record mismatch: {line}", file=sys.stderr)
+        if problems:
+            print(
+                f"quorem verify: {len(problems)} proof record differences; write them again "
+                "with quorem verify" + (" --write-records" if not args.files else ""),
+                file=sys.stderr,
+            )
+        return 1 if problems else 0
+    if args.no_record or not (args.files or args.write_records):
+        return 0
+    partial = _partial_run(args)
+    if partial:
+        print(f"quorem verify: no proof record written ({partial})", file=sys.stderr)
+        return 0
+    try:
+        written = write_records(rules, results, every)
+    except OSError as exc:
+        print(f"quorem verify: warning: cannot write the proof record: {exc}", file=sys.stderr)
+        return 0
+    if not args.json:
+        for path in written:
+            print(f"proof record: {_relative(str(path))}")
+    return 0
+
+
+def _partial_run(args: argparse.Namespace) -> str:
+    """Why this run cannot vouch for its rules in a record, or '' when it can."""
+    if args.obligation and set(RECORDED_KINDS) - set(args.obligation):
+        return "--obligation left some kinds of obligation out"
+    if args.arity < DEFAULT_ARITY:
+        return f"--arity below {DEFAULT_ARITY}"
+    if args.slowest is not None:
+        return "--slowest proves only some rules again"
+    return ""

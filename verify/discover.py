@@ -34,6 +34,7 @@ from typing import Any, Final
 
 from quorem.engine.coverage import Case
 from quorem.engine.evaluate import count_divmod
+from quorem.engine.proofrecord import RuleProof, semantics_key
 from quorem.engine.rewrite import StopReason, rewrite_given
 from quorem.engine.rule import Rule
 from quorem.engine.rulefile import parse_rules
@@ -315,6 +316,7 @@ def _best_phase(
     best: tuple[int, str, Rule] | None = None
     for phase in ("main", "early"):
         (rule,) = parse_rules(_with_phase(p.text, phase), "<discovered>")
+        rule = proven_here(rule)
         trial = ruleset.extend([*kept, rule], first=True)
         ops, looping = corpus_ops(cases, trial, {rule.name})
         if looping:
@@ -323,6 +325,16 @@ def _best_phase(
         if ops < current and (best is None or ops < best[0]):
             best = (ops, phase, rule)
     return best
+
+
+def proven_here(rule: Rule) -> Rule:
+    """``rule``, proven by this run for every semantics it states, with that proof attached.
+
+    Only for a candidate whose every obligation (equivalence, int64, termination in both
+    orders) this run proved: the rule set then applies it like a rule with a record.
+    """
+    statuses = tuple((semantics_key(s), PROVEN) for s in rule.semantics or (None,))
+    return dataclasses.replace(rule, proof=RuleProof(statuses, "quorem discover (this run)"))
 
 
 def _comment(text: str) -> str:

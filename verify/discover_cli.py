@@ -26,7 +26,7 @@ from typing import Any, TextIO
 from quorem.engine.cli_args import EXIT_INTERRUPTED, positive
 from quorem.engine.cli_rules import add_rules_options, ruleset_from_args
 from quorem.engine.coverage_cli import read_cases
-from quorem.engine.errors import QuoremError, RuleErrors
+from quorem.engine.errors import QuoremError, RuleErrors, UnprovenRuleError
 from quorem.engine.ops import Semantics
 from quorem.verify.discover import Discovery, Settings, discover, rules_text
 from quorem.verify.executor import ExecutorError, add_executor_option, open_executor
@@ -134,6 +134,9 @@ def main(argv: list[str]) -> int:
     except RuleErrors as exc:
         err.writelines(f"quorem: error: {e}\n" for e in exc.errors)
         return _EXIT_USAGE
+    except UnprovenRuleError as exc:
+        err.write(f"quorem discover: error: {exc}\n")
+        return 1  # the rules given are not proven, as every command says it
     except (QuoremError, ExecutorError, OSError) as exc:
         err.write(f"quorem: error: {exc}\n")
         return _EXIT_USAGE

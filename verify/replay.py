@@ -33,6 +33,9 @@ class Replay:
     # zero" (the rewrite's), or "overflow" (the values agree but the rewrite computes a
     # value outside int64 where the input does not).
     kind: str = ""
+    # The term the counterexample describes (the pattern built from its values), when
+    # it could be built: what a user would have to simplify to meet the rule's error.
+    term: Term | None = None
 
 
 def _bounds(values: dict[str, int], name: str, v: int) -> tuple[int, int]:
@@ -214,28 +217,31 @@ def replay(
         lhs = _build(rule.pattern, b, semantics)
     except (QuoremError, KeyError, AssertionError) as exc:
         return Replay(False, f"cannot build the pattern's term: {exc}", [])
-    compiled = [c for c in RuleSet([rule]).compiled if c.semantics is semantics]
+    # The rule is being proven: it is applied whatever its record says.
+    compiled = [
+        c for c in RuleSet([rule], allow_unproven=True).compiled if c.semantics is semantics
+    ]
     out = compiled[0].apply(lhs) if compiled else None
     lines = [f"where:    {note}" for note in name_notes(rule, arity, values)]
     lines.append(f"input:    {lhs}")
     if out is None:
-        return Replay(False, "the engine does not apply the rule to this term", lines)
+        return Replay(False, "the engine does not apply the rule to this term", lines, term=lhs)
     lines.append(f"rewrite:  {out}")
     try:
         want = evaluate(lhs, env, check_bounds=False)
     except EvaluationError:
-        return Replay(False, "the input is undefined at this point", lines)
+        return Replay(False, "the input is undefined at this point", lines, term=lhs)
     lines += [f"    {u} = {v}" for u, v in _subterm_values(lhs, env)]
     try:
         got = evaluate(out, env, check_bounds=False)
     except EvaluationError:
         lines.append("  the rewrite divides by zero where the input is defined")
-        return Replay(True, "", lines, "division by zero")
+        return Replay(True, "", lines, "division by zero", term=lhs)
     lines += [f"    {u} = {v}" for u, v in _subterm_values(out, env)]
     lines.append(f"  input value {want}, rewrite value {got}")
     if got != want:
         lines.append("  MISMATCH, confirmed by the engine")
-        return Replay(True, "", lines, "mismatch")
+        return Replay(True, "", lines, "mismatch", term=lhs)
     if int64 and _overflow(lhs, env) is None:
         wide = _overflow(out, env)
         if wide is not None:
@@ -243,5 +249,5 @@ def replay(
                 "  OVERFLOW, confirmed by the engine: the values agree, but the rewrite "
                 "computes a value outside int64 where the input does not: " + wide
             )
-            return Replay(True, "", lines, "overflow")
-    return Replay(False, "the engine's values agree at this point", lines)
+            return Replay(True, "", lines, "overflow", term=lhs)
+    return Replay(False, "the engine's values agree at this point", lines, term=lhs)
