@@ -45,7 +45,9 @@ rule spread
     [(GROW, "a < b"), (SQUARE, "a + 3"), (GROW, "(a + 2) < (b*3 + 7)")],
 )
 def test_rules_that_grow_integers_stop_with_a_size_limit(rules: str, text: str) -> None:
-    result = quorem.explain(quorem.parse(text), RuleSet.from_text(rules, "<user>", allow_unproven=True))
+    result = quorem.explain(
+        quorem.parse(text), RuleSet.from_text(rules, "<user>", allow_unproven=True)
+    )
     assert result.reason is StopReason.SIZE_LIMIT
     # The bits budget: a few hundred bits, reached in a few hundred steps at most.
     assert result.steps < 1000

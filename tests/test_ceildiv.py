@@ -121,8 +121,8 @@ def test_each_rule_removes_ceildiv(
 
 def test_truncation_rule_stops_where_the_quotient_may_be_positive() -> None:
     trunc = quorem.RuleSet(
-        [r for r in quorem.RuleSet.from_files([_file()], allow_unproven=True).rules if r.name.endswith("-trunc")]
-    , allow_unproven=True)
+        [r for r in quorem.RuleSet.from_files([_file()]).rules if r.name.endswith("-trunc")]
+    )
     assert trunc.rules
     t = quorem.parse("ceildiv(x, 4)", {"x": (-50, 50)})
     assert quorem.simplify(t, trunc) is t  # truncation rounds x // 4 down for x > 0

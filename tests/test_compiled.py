@@ -426,8 +426,9 @@ rule swap-back
   semantics: any
   pattern: min(x, y) + 1
   rewrite: max(x, y) + 1
-"""
-    , allow_unproven=True)
+""",
+        allow_unproven=True,
+    )
     for text in ("max(a, b) + 1", "max(max(a, b) + 1, c) + 1", "min(a, b) + max(a, b) + 1"):
         _assert_same_run(quorem.parse(text), looping, 100)
 

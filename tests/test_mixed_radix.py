@@ -23,7 +23,7 @@ OURS = {
     rule.name
     for rule in quorem.RuleSet.from_files(
         [Path(quorem.rules.__file__).parent / "22-mixed-radix.rules"]
-    , allow_unproven=True)
+    )
 }
 WIDE = {"x": (-1000, 1000), "y": (0, 50)}
 NONNEG = {"x": (50, 3000)}

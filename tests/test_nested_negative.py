@@ -23,7 +23,7 @@ OURS = {
     rule.name
     for rule in quorem.RuleSet.from_files(
         [Path(quorem.rules.__file__).parent / "42-nested-negative.rules"]
-    , allow_unproven=True)
+    )
 }
 BOTH = {"a": (-1000, 1000), "y": (0, 20)}
 NONPOS = {"a": (-1000, 0), "y": (0, 20)}

@@ -25,7 +25,7 @@ OURS = {
     rule.name
     for rule in quorem.RuleSet.from_files(
         [Path(quorem.rules.__file__).parent / "35-offset-pairs.rules"]
-    , allow_unproven=True)
+    )
 }
 POS = {"s": (20160, 30000), "t": (0, 50)}
 WIDE = {"s": (-30000, 30000), "t": (0, 50)}

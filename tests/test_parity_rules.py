@@ -30,7 +30,7 @@ OURS = {
     rule.name
     for rule in quorem.RuleSet.from_files(
         [Path(quorem.rules.__file__).parent / name for name in FILES]
-    , allow_unproven=True)
+    )
 }
 WIDE = {"x": (-60, 60), "y": (-60, 60)}
 NONNEG = {"x": (0, 120), "y": (0, 120)}

@@ -133,8 +133,8 @@ def test_early_phase_recombines_before_numerators_change() -> None:
 def test_step_budget_is_shared_by_the_phases() -> None:
     """An early rule that always applies uses up the whole budget; the run stops there."""
     rules = RuleSet.from_text(
-        GROWING.replace("semantics: floor", "semantics: floor\n  phase: early")
-    , allow_unproven=True)
+        GROWING.replace("semantics: floor", "semantics: floor\n  phase: early"), allow_unproven=True
+    )
     t = quorem.parse("x // 2", {"x": (0, 10)})
     r = quorem.explain(t, rules, max_steps=40)
     assert r.reason is quorem.StopReason.STEP_LIMIT

@@ -110,8 +110,9 @@ def test_let_names_are_usable_in_guard_and_rewrite() -> None:
     """``let`` computes named constants from the match for the guard and the rewrite."""
     rules = RuleSet.from_text(
         "rule half\n  doc: d\n  semantics: floor\n  pattern: (x*K) // D\n"
-        "  let: G = gcd(K, D); H = K // G\n  guard: G > 1\n  rewrite: (x*H) // (D // G)\n"
-    , allow_unproven=True)
+        "  let: G = gcd(K, D); H = K // G\n  guard: G > 1\n  rewrite: (x*H) // (D // G)\n",
+        allow_unproven=True,
+    )
     x = quorem.var("x", 0, 100)
     assert str(quorem.simplify(quorem.parse("(x*6)//4", {"x": (0, 100)}), rules)) == "(x*3)//2"
     assert quorem.simplify(x, rules) is x
@@ -209,7 +210,8 @@ def test_gcd_of_a_sequence_inside_a_call_is_one_value() -> None:
         "  pattern:   sum(K*t) + 0 < C\n"
         "  guard:     gcd(K) > 1 and divides(gcd(K), C)\n"
         "  let:       G = gcd(K)\n"
-        "  rewrite:   sum((K // G)*t) < C // G\n"
-    , allow_unproven=True)
+        "  rewrite:   sum((K // G)*t) < C // G\n",
+        allow_unproven=True,
+    )
     t = quorem.parse("x*4 + y*8 < 16", {"x": (0, 9), "y": (0, 9)})
     assert quorem.to_text(quorem.simplify(t, rules)) == "x + y*2 < 4"

@@ -50,7 +50,9 @@ def test_byte_order_mark_is_ignored(tmp_path: Path) -> None:
     path.write_bytes(b"\xef\xbb\xbf" + GOOD.encode())
     assert [r.name for r in load_rule_files([path])] == ["mod-small"]
     assert [r.name for r in parse_rules("\ufeff" + GOOD)] == ["mod-small"]
-    assert [r.name for r in RuleSet.from_text("\ufeff" + GOOD, allow_unproven=True)] == ["mod-small"]
+    assert [r.name for r in RuleSet.from_text("\ufeff" + GOOD, allow_unproven=True)] == [
+        "mod-small"
+    ]
 
 
 def test_crlf_lines_load_and_other_breaks_do_not_split_lines() -> None:
