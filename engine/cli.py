@@ -40,6 +40,8 @@ from quorem.engine.api import (
     parse,
     to_text,
 )
+from quorem.engine.bounds import quote as _quote
+from quorem.engine.bounds import range_of_text
 from quorem.engine.cli_args import EXIT_BROKEN_PIPE, EXIT_INTERRUPTED, silence_stdout
 from quorem.engine.cli_rules import add_rules_options, ruleset_from_args
 from quorem.engine.coverage_cli import add_coverage_parser
@@ -67,7 +69,6 @@ DEMO_VARS: Final[Mapping[str, tuple[int, int]]] = {"R3": (0, 3), "R4": (0, 1), "
 DEMO_EXPECTED: Final = "R2 + R3*8 + R4*4"
 
 _NAME_RE: Final = re.compile(r"[A-Za-z_][A-Za-z_0-9]*")
-_INT_RE: Final = re.compile(r"[+-]?(?:0[xX][0-9a-fA-F_]+|[0-9][0-9_]*)")
 _NOT_NAMES: Final = RESERVED | {"and", "or", "not"}
 # A JSON string, or a number outside strings (group 1, and group 2 empty for an integer).
 _JSON_TOKEN_RE: Final = re.compile(
@@ -93,33 +94,6 @@ class CliError(Exception):
 
 
 # ------------------------------------------------------------------------ bounds syntax
-def _parse_bound(text: str, option: str) -> int | None:
-    """One side of ``LO:HI``: ``None`` when empty, else an integer written as in expressions.
-
-    Decimal (at most ``MAX_DIGITS`` digits) or hex, ``_`` between digits, a sign; any
-    other text raises ``argparse.ArgumentTypeError`` saying what is wrong.
-    """
-    text = text.strip()
-    if not text:
-        return None
-    try:
-        return parse_int(text)
-    except ParseError as exc:
-        if _INT_RE.fullmatch(text) is None:
-            reason = f"bound {_quote(text)} is not an integer"
-        else:
-            reason = f"bound {_quote(text)} is not a valid integer: {exc.reason}"
-        raise argparse.ArgumentTypeError(f"{option}: {reason}") from None
-
-
-def _quote(text: str) -> str:
-    """``repr(text)``, shortened in the middle: messages quote what the user wrote."""
-    if len(text) <= _SHOW_LIMIT:
-        return repr(text)
-    half = _SHOW_LIMIT // 2
-    return f"{text[:half]!r}...{text[-8:]!r} ({len(text)} characters)"
-
-
 def _check_range(name: str, lo: int | None, hi: int | None) -> None:
     """Raise ValueError if ``[lo, hi]`` is empty."""
     if lo is not None and hi is not None and lo > hi:
@@ -155,14 +129,10 @@ def parse_var(text: str) -> tuple[str, int | None, int | None]:
         )
     if not _is_name(name):
         raise argparse.ArgumentTypeError(f"{option}: {_quote(name)} is not a variable name")
-    lo_text, _, hi_text = bounds.partition(":")
-    if ":" in hi_text:
-        raise argparse.ArgumentTypeError(f"{option}: more than one ':' in the bounds")
-    lo = _parse_bound(lo_text, option)
-    hi = _parse_bound(hi_text, option)
     try:
+        lo, hi = range_of_text(bounds)
         _check_range(name, lo, hi)
-    except ValueError as exc:
+    except ValueError as exc:  # a BoundsError too
         raise argparse.ArgumentTypeError(f"{option}: {exc}") from None
     return name, lo, hi
 
