@@ -12,7 +12,7 @@ same way:
 
 A problem in a rules file is a :class:`~quorem.engine.errors.RuleError` naming
 ``file:line:col`` (a :class:`~quorem.engine.errors.RuleErrors` listing every problem of
-every file): the commands print it as ``quorem: error: ...`` and exit with status 2.
+every file): the commands print it as ``quorem COMMAND: error: ...`` and exit with status 2.
 Rules loaded this way are not proven (run ``quorem verify FILE``) and may not terminate:
 the rewriter then stops and names them (see ``RewriteResult.culprits``).
 """

@@ -156,7 +156,7 @@ def test_command_line_json_and_bad_input(
     from quorem.engine.cli import main
 
     assert main(["discover", str(tmp_path / "missing.jsonl")]) == 2
-    assert "quorem: error" in capsys.readouterr().err
+    assert "quorem discover: error" in capsys.readouterr().err
     bad = tmp_path / "bad.jsonl"
     bad.write_text("{not json\n")
     assert main(["discover", str(bad)]) == 2
