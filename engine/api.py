@@ -87,6 +87,7 @@ VarBounds = Mapping[str, tuple[int | None, int | None] | str | None]
 _P = ParamSpec("_P")
 _R = TypeVar("_R")
 _NAMES_SHOWN: Final = 6
+_ABSENT: Final = object()  # an argument not given (None may be given)
 _TEXT_SHOWN: Final = 200  # characters of text quoted in a suggested call, else "text"
 
 
@@ -146,11 +147,11 @@ def _terms_checked(*params: str) -> Callable[[Callable[_P, _R]], Callable[_P, _R
 
         @functools.wraps(fn)
         def checked(*args: _P.args, **kwargs: _P.kwargs) -> _R:
+            given = len(args)
             for param, i in positions.items():
-                value = args[i] if i < len(args) else kwargs.get(param)
-                if i < len(args) or param in kwargs:
-                    more = len(args) + len(kwargs) > 1
-                    _require_term(fn.__name__, value, i == 0, more)
+                value = args[i] if i < given else kwargs.get(param, _ABSENT)
+                if value is not _ABSENT and not isinstance(value, Term):
+                    raise _not_a_term(fn.__name__, value, i == 0, given + len(kwargs) > 1)
             return fn(*args, **kwargs)
 
         return checked

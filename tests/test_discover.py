@@ -180,7 +180,9 @@ def test_a_proving_command_without_z3_names_the_extra(
     monkeypatch.setitem(sys.modules, module, None)  # importing it now raises ImportError
     assert main([command, "x.rules"]) == 2
     err = capsys.readouterr().err
-    assert f"quorem {command} needs z3-solver" in err and 'pip install "quorem[verify]"' in err
+    assert (
+        f"quorem {command}: error: needs z3-solver" in err and 'pip install "quorem[verify]"' in err
+    )
 
 
 def test_a_long_sum_gives_pairs_of_related_divisions_only_and_boundedly() -> None:
