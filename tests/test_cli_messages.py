@@ -213,3 +213,13 @@ def test_discover_prints_the_reason(
     assert main(["discover", str(corpus), "--json"]) == 0
     report = json.loads(capsys.readouterr().out)
     assert report["why_no_rule"].startswith(why)
+
+
+def test_the_api_emit_shows_the_params_to_give() -> None:
+    """quorem.emit with a variable missing from params: the params list to give."""
+    import quorem
+    from quorem.engine.emit import EmitError
+
+    t = quorem.parse("x*y + z", {"x": (0, 3), "y": (0, 3), "z": (0, 1)})
+    with pytest.raises(EmitError, match=r"params=\['y', 'x', 'z'\]"):
+        quorem.emit(t, ["y"])
