@@ -223,3 +223,12 @@ def test_the_api_emit_shows_the_params_to_give() -> None:
     t = quorem.parse("x*y + z", {"x": (0, 3), "y": (0, 3), "z": (0, 1)})
     with pytest.raises(EmitError, match=r"params=\['y', 'x', 'z'\]"):
         quorem.emit(t, ["y"])
+
+
+def test_warnings_name_the_command_too(capsys: pytest.CaptureFixture[str]) -> None:
+    """simplify's warnings (an unused --var, conditions that never hold) name it as well."""
+    argv = ["simplify", "x", "--var", "x=0:9", "--var", "X=0:1", "--given", "x > 20"]
+    assert main(argv) == 0
+    lines = capsys.readouterr().err.splitlines()
+    assert len(lines) == 2
+    assert all(ln.startswith("quorem simplify: warning: ") for ln in lines), lines
