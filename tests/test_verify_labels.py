@@ -113,9 +113,10 @@ def test_a_runs_labels_are_explained_and_failures_counted_apart(
     assert cli.main(argv) == 1
     text = capsys.readouterr().out
     last = text.strip().splitlines()[-1]
+    value, overflow = summary["wrong_value"], summary["overflow"]
     assert (
-        f"{summary['unsound']} unsound ({summary['wrong_value']} wrong value, "
-        f"{summary['overflow']} int64 overflow)"
+        f"{summary['unsound']} unsound ({value} wrong value{'' if value == 1 else 's'}, "
+        f"{overflow} int64 overflow{'' if overflow == 1 else 's'})"
     ) in last
 
 

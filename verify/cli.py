@@ -728,11 +728,15 @@ def _unsound_kinds(summary: dict[str, Any]) -> str:
     if not summary["unsound"]:
         return ""
     value, overflow = summary.get("wrong_value", 0), summary.get("overflow", 0)
-    parts = [f"{value} wrong value", f"{overflow} int64 overflow"]
+    parts = [_counted(value, "wrong value"), _counted(overflow, "int64 overflow")]
     other = summary["unsound"] - value - overflow
     if other:
         parts.append(f"{other} other (interval)")
     return f" ({', '.join(parts)})"
+
+
+def _counted(n: int, what: str) -> str:
+    return f"{n} {what}{'' if n == 1 else 's'}"
 
 
 def _confirmation_line(c: dict[str, Any]) -> str:
