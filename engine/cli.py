@@ -13,7 +13,8 @@ alone); see :mod:`quorem.engine.cli_rules`.
 
 Exit status: 0 on success; 1 a negative finding (some lines of a batch had errors, the
 demo's result is off, a --validate step is wrong); 2 for usage and input errors (a bad
-rules file among them). Errors are printed as ``quorem: error: <message>``, never as tracebacks.
+rules file among them). Errors are printed as ``quorem COMMAND: error: <message>`` (``quorem
+simplify: error: ...``), never as tracebacks.
 """
 
 from __future__ import annotations
@@ -40,6 +41,8 @@ from quorem.engine.api import (
     parse,
     to_text,
 )
+from quorem.engine.bounds import quote as _quote
+from quorem.engine.bounds import range_of_text
 from quorem.engine.cli_args import EXIT_BROKEN_PIPE, EXIT_INTERRUPTED, silence_stdout
 from quorem.engine.cli_rules import add_rules_options, ruleset_from_args, unproven_note
 from quorem.engine.coverage_cli import add_coverage_parser
@@ -67,7 +70,6 @@ DEMO_VARS: Final[Mapping[str, tuple[int, int]]] = {"R3": (0, 3), "R4": (0, 1), "
 DEMO_EXPECTED: Final = "R2 + R3*8 + R4*4"
 
 _NAME_RE: Final = re.compile(r"[A-Za-z_][A-Za-z_0-9]*")
-_INT_RE: Final = re.compile(r"[+-]?(?:0[xX][0-9a-fA-F_]+|[0-9][0-9_]*)")
 _NOT_NAMES: Final = RESERVED | {"and", "or", "not"}
 # A JSON string, or a number outside strings (group 1, and group 2 empty for an integer).
 _JSON_TOKEN_RE: Final = re.compile(
@@ -89,37 +91,10 @@ _SHOW_LIMIT: Final = 60
 
 
 class CliError(Exception):
-    """A usage or input error: printed as ``quorem: error: <message>``, exit status 2."""
+    """A usage or input error: printed as ``quorem COMMAND: error: <message>``, exit status 2."""
 
 
 # ------------------------------------------------------------------------ bounds syntax
-def _parse_bound(text: str, option: str) -> int | None:
-    """One side of ``LO:HI``: ``None`` when empty, else an integer written as in expressions.
-
-    Decimal (at most ``MAX_DIGITS`` digits) or hex, ``_`` between digits, a sign; any
-    other text raises ``argparse.ArgumentTypeError`` saying what is wrong.
-    """
-    text = text.strip()
-    if not text:
-        return None
-    try:
-        return parse_int(text)
-    except ParseError as exc:
-        if _INT_RE.fullmatch(text) is None:
-            reason = f"bound {_quote(text)} is not an integer"
-        else:
-            reason = f"bound {_quote(text)} is not a valid integer: {exc.reason}"
-        raise argparse.ArgumentTypeError(f"{option}: {reason}") from None
-
-
-def _quote(text: str) -> str:
-    """``repr(text)``, shortened in the middle: messages quote what the user wrote."""
-    if len(text) <= _SHOW_LIMIT:
-        return repr(text)
-    half = _SHOW_LIMIT // 2
-    return f"{text[:half]!r}...{text[-8:]!r} ({len(text)} characters)"
-
-
 def _check_range(name: str, lo: int | None, hi: int | None) -> None:
     """Raise ValueError if ``[lo, hi]`` is empty."""
     if lo is not None and hi is not None and lo > hi:
@@ -155,14 +130,10 @@ def parse_var(text: str) -> tuple[str, int | None, int | None]:
         )
     if not _is_name(name):
         raise argparse.ArgumentTypeError(f"{option}: {_quote(name)} is not a variable name")
-    lo_text, _, hi_text = bounds.partition(":")
-    if ":" in hi_text:
-        raise argparse.ArgumentTypeError(f"{option}: more than one ':' in the bounds")
-    lo = _parse_bound(lo_text, option)
-    hi = _parse_bound(hi_text, option)
     try:
+        lo, hi = range_of_text(bounds)
         _check_range(name, lo, hi)
-    except ValueError as exc:
+    except ValueError as exc:  # a BoundsError too
         raise argparse.ArgumentTypeError(f"{option}: {exc}") from None
     return name, lo, hi
 
@@ -220,7 +191,7 @@ def _warn_if_not_normal(result: RewriteResult, where: str, err: TextIO) -> None:
     why = _STOP_WARNING.get(result.reason, "")
     blame = f"; rules: {', '.join(result.culprits)}" if result.culprits else ""
     err.write(
-        f"quorem: warning: {where}rewriting stopped ({result.reason.value}: {why}{blame});"
+        f"quorem simplify: warning: {where}rewriting stopped ({result.reason.value}: {why}{blame});"
         " the result is sound but may not be fully simplified\n"
     )
 
@@ -268,13 +239,13 @@ def cmd_simplify(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     term = _parse_expr(args.expr, bounds, semantics)
     unused = sorted(set(bounds) - free_names(term))
     if unused:
-        err.write(f"quorem: warning: --var {', '.join(unused)}: not in the expression\n")
+        err.write(f"quorem simplify: warning: --var {', '.join(unused)}: not in the expression\n")
     given = [_parse_expr(text, bounds, semantics) for text in args.given]
     tracing = args.explain or args.validate
     result = rewrite_given(term, ruleset, given, max_steps=args.max_steps, trace=tracing)
     err.write(unproven_note("simplify", result.unproven_rules))
     if result.given_never_hold:
-        err.write("quorem: warning: the --given conditions can never hold together\n")
+        err.write("quorem simplify: warning: the --given conditions can never hold together\n")
     out.write(to_text(result.term, semantics) + "\n")
     if args.explain:
         out.write("\n" + "\n".join(explain_lines(result, semantics, count_divmod(term))) + "\n")
@@ -601,8 +572,18 @@ def cmd_emit(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         result = rewrite(term, ruleset_from_args(args))
         err.write(unproven_note("emit", result.unproven_rules))
         term = result.term
+    missing = sorted(free_names(term) - set(bounds))
+    if missing:
+        raise CliError(f"{_without_var(missing)}; each becomes a parameter of {args.name}()")
     out.write(emit(term, list(bounds), args.lang, args.name))
     return EXIT_OK
+
+
+def _without_var(names: Sequence[str]) -> str:
+    """``variable x has no --var: add --var x=LO:HI ...``, for the ``names`` given none."""
+    head = f"variable {names[0]} has" if len(names) == 1 else f"variables {', '.join(names)} have"
+    options = " ".join(f"--var {n}=LO:HI" for n in names)
+    return f"{head} no --var: add {options} (LO or HI may be empty for unbounded)"
 
 
 # ------------------------------------------------------------------------- demo, rules
@@ -631,7 +612,7 @@ def cmd_demo(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     ]
     out.write("\n".join(lines) + "\n")
     if text != DEMO_EXPECTED:
-        err.write(f"quorem: error: demo: expected {DEMO_EXPECTED}, got {text}\n")
+        err.write(f"quorem demo: error: expected {DEMO_EXPECTED}, got {text}\n")
         return 1
     return EXIT_OK
 
@@ -926,7 +907,7 @@ def _proving_command(command: str, argv: list[str]) -> int:
         module = importlib.import_module(_PROVING_COMMANDS[command])
     except ImportError as exc:
         sys.stderr.write(
-            f"quorem: error: quorem {command} needs z3-solver ({exc}); "
+            f"quorem {command}: error: needs z3-solver ({exc}); "
             'install it with: pip install "quorem[verify]"\n'
         )
         return EXIT_USAGE
@@ -934,12 +915,21 @@ def _proving_command(command: str, argv: list[str]) -> int:
     return status
 
 
+def _command_of(args: argparse.Namespace) -> str:
+    """How messages name the command run: ``quorem simplify``, ``quorem map simplify``..."""
+    words = ["quorem", args.command or ""]
+    action = getattr(args, "action", None)
+    if isinstance(action, str):
+        words.append(action)
+    return " ".join(w for w in words if w)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the ``quorem`` command line with ``argv`` (default ``sys.argv[1:]``).
 
     Returns the exit status instead of exiting: 0 success, 1 batch lines with errors,
-    2 usage or input errors (reported as ``quorem: error: ...`` on stderr, never as a
-    traceback), 130 when interrupted.
+    2 usage or input errors (reported as ``quorem COMMAND: error: ...`` on stderr, never as
+    a traceback), 130 when interrupted.
     """
     argv = sys.argv[1:] if argv is None else list(argv)
     if argv and argv[0] in _PROVING_COMMANDS:
@@ -955,27 +945,29 @@ def main(argv: list[str] | None = None) -> int:
         hint = ""
         if args.command == "simplify" and any(x.startswith("-") for x in extras):
             hint = " (an EXPR starting with '-' goes after '--': quorem simplify -- '-x//4')"
-        sys.stderr.write(f"quorem: error: unrecognized arguments: {' '.join(extras)}{hint}\n")
+        where = _command_of(args)
+        sys.stderr.write(f"{where}: error: unrecognized arguments: {' '.join(extras)}{hint}\n")
         return EXIT_USAGE
     if args.command is None:
         parser.print_help(sys.stderr)
         return EXIT_USAGE
     out, err = sys.stdout, sys.stderr
+    where = _command_of(args)
     try:
         status: int = args.handler(args, out, err)
     except RuleErrors as exc:
         # One line per problem, each as a lone RuleError is printed (editors jump to them).
-        err.writelines(f"quorem: error: {e}\n" for e in exc.errors)
+        err.writelines(f"{where}: error: {e}\n" for e in exc.errors)
         return EXIT_USAGE
     except UnprovenRuleError as exc:
         # Not a usage error: the rules given are not proven (exit 1, as verify's unsound).
-        err.write(f"quorem {args.command}: error: {exc}\n")
+        err.write(f"{where}: error: {exc}\n")
         return EXIT_LINE_ERRORS
     except (CliError, QuoremError) as exc:
-        err.write(f"quorem: error: {exc}\n")
+        err.write(f"{where}: error: {exc}\n")
         return EXIT_USAGE
     except KeyboardInterrupt:
-        err.write("quorem: interrupted\n")
+        err.write(f"{where}: interrupted\n")
         return EXIT_INTERRUPTED
     except BrokenPipeError:
         silence_stdout()

@@ -12,7 +12,7 @@ same way:
 
 A problem in a rules file is a :class:`~quorem.engine.errors.RuleError` naming
 ``file:line:col`` (a :class:`~quorem.engine.errors.RuleErrors` listing every problem of
-every file): the commands print it as ``quorem: error: ...`` and exit with status 2.
+every file): the commands print it as ``quorem COMMAND: error: ...`` and exit with status 2.
 
 Only proven rules are applied: a file's rules count as proven where its proof record
 (``FILE.proof.json``, written by ``quorem verify FILE``) says so. A command whose rules

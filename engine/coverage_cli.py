@@ -96,8 +96,13 @@ def ruleset_of(rule_files: list[str], only: bool, allow_unproven: bool = False) 
     return RuleSet.from_files(rule_files, with_shipped=not only, allow_unproven=allow_unproven)
 
 
-def read_cases(sources: list[str], default: Semantics, err: TextIO) -> tuple[list[Case], int]:
-    """The cases of every corpus, and how many lines could not be read (reported on err)."""
+def read_cases(
+    sources: list[str], default: Semantics, err: TextIO, command: str = "quorem coverage"
+) -> tuple[list[Case], int]:
+    """The cases of every corpus, and how many lines could not be read.
+
+    Each line not read is reported on ``err`` as ``COMMAND: FILE:LINE: why``.
+    """
     from quorem.engine.cli import LineError, _decode, _job_of, _lines  # noqa: PLC0415  (cycle)
 
     cases: list[Case] = []
@@ -106,7 +111,7 @@ def read_cases(sources: list[str], default: Semantics, err: TextIO) -> tuple[lis
         for lineno, text in _stream_lines(source, _lines):
             where = f"{source}:{lineno}"
             if text is None:
-                err.write(f"quorem coverage: {where}: not valid UTF-8\n")
+                err.write(f"{command}: {where}: not valid UTF-8\n")
                 bad += 1
                 continue
             if not text.strip():
@@ -114,7 +119,7 @@ def read_cases(sources: list[str], default: Semantics, err: TextIO) -> tuple[lis
             try:
                 job = _job_of(_decode(text), default)
             except LineError as exc:
-                err.write(f"quorem coverage: {where}: {exc}\n")
+                err.write(f"{command}: {where}: {exc}\n")
                 bad += 1
                 continue
             cases.append(Case(job.id or where, job.term, job.semantics, job.given))

@@ -864,8 +864,20 @@ def _decode(data: bytes, file: str) -> str:
         raise RuleError(reason, line, col, file) from None
 
 
+def _no_rules_error(text: str, file: str) -> RuleError:
+    """The error for a rules file holding no rule: empty, or comments and blank lines only."""
+    empty = not text.removeprefix("\ufeff").strip()
+    what = "is empty" if empty else "holds only comments and blank lines"
+    return RuleError(
+        f"no rules: the file {what} (a rule starts with a line 'rule NAME')", 1, 1, file
+    )
+
+
 def load_rule_files(paths: Iterable[str | Path]) -> list[Rule]:
     """Load rules files in order; rule names must be unique across all of them.
+
+    A file with no rule (empty, or only comments and blank lines) is a RuleError: it is
+    a wrong path or an unfinished file, never a rule set meant to be empty.
 
     The parse of files read before (same bytes, same engine) is taken from
     :func:`~quorem.engine.codecache.load_parsed`: parsing is a large share of start-up.
@@ -889,7 +901,11 @@ def load_rule_files(paths: Iterable[str | Path]) -> list[Rule]:
     for name, data in files:
         # Every file is read, so that one run reports the problems of all of them.
         try:
-            rules.extend(parse_rules(_decode(data, name), name))
+            text = _decode(data, name)
+            found = parse_rules(text, name)
+            if not found:
+                raise _no_rules_error(text, name)
+            rules.extend(found)
         except RuleErrors as exc:
             errors.extend(exc.errors)
         except RuleError as exc:

@@ -202,12 +202,12 @@ def test_every_error_of_a_rules_file_is_reported(
     status, out, err = run(capsys, "simplify", "x", "--rules", path)
     assert (status, out) == (2, "")
     lines = err.splitlines()
-    assert [line.removeprefix("quorem: error: ").split(": ")[0] for line in lines] == [
+    assert [line.removeprefix("quorem simplify: error: ").split(": ")[0] for line in lines] == [
         f"{path}:1:6",
         f"{path}:6:15",
         f"{path}:17:3",
     ]
-    assert all(line.startswith("quorem: error: ") for line in lines)
+    assert all(line.startswith("quorem simplify: error: ") for line in lines)
     assert "never matches" in lines[1]
     with pytest.raises(RuleErrors) as info:
         parse_rules(BAD_RULES, "bad.rules")
@@ -318,4 +318,4 @@ def test_map_simplify_json_and_rules(capsys: pytest.CaptureFixture[str], tmp_pat
     bad = write(tmp_path, "bad.rules", BAD_RULES)
     status, _, err = run(capsys, "map", "simplify", "--rules", bad, text)
     assert status == 2
-    assert err.count("quorem: error: ") == 3
+    assert err.count("quorem map simplify: error: ") == 3

@@ -156,7 +156,7 @@ def test_command_line_json_and_bad_input(
     from quorem.engine.cli import main
 
     assert main(["discover", str(tmp_path / "missing.jsonl")]) == 2
-    assert "quorem: error" in capsys.readouterr().err
+    assert "quorem discover: error" in capsys.readouterr().err
     bad = tmp_path / "bad.jsonl"
     bad.write_text("{not json\n")
     assert main(["discover", str(bad)]) == 2
@@ -180,7 +180,9 @@ def test_a_proving_command_without_z3_names_the_extra(
     monkeypatch.setitem(sys.modules, module, None)  # importing it now raises ImportError
     assert main([command, "x.rules"]) == 2
     err = capsys.readouterr().err
-    assert f"quorem {command} needs z3-solver" in err and 'pip install "quorem[verify]"' in err
+    assert (
+        f"quorem {command}: error: needs z3-solver" in err and 'pip install "quorem[verify]"' in err
+    )
 
 
 def test_a_long_sum_gives_pairs_of_related_divisions_only_and_boundedly() -> None:

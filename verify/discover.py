@@ -115,6 +115,8 @@ class Discovery:
     patterns: int
     proposals: list[Proposal]
     stuck_before: list[str]
+    # Residue patterns of the first round occurring in at least ``min_cases`` cases.
+    frequent: int = 0
 
     @property
     def proven(self) -> int:
@@ -302,6 +304,7 @@ def discover(
         patterns=len(first.groups),
         proposals=proposals,
         stuck_before=first.not_fixed_point,
+        frequent=sum(len(g.cases) >= settings.min_cases for g in first.groups),
     )
 
 
