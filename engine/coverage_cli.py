@@ -99,8 +99,11 @@ def add_coverage_parser(subs: Any) -> None:
     p.set_defaults(handler=run_coverage)
 
 
-def ruleset_of(rule_files: list[str], only: bool) -> RuleSet:
+def ruleset_of(rule_files: list[str], only: bool, allow_unproven: bool = False) -> RuleSet:
     """The files' rules followed by the shipped ones (only the files' with ``only``).
+
+    Unproven rules are refused where used, unless ``allow_unproven`` (see
+    :class:`~quorem.engine.ruleset.RuleSet`).
 
     Raises :class:`~quorem.engine.errors.RuleError` (``file:line:col``) for a bad file.
     """
@@ -108,11 +111,16 @@ def ruleset_of(rule_files: list[str], only: bool) -> RuleSet:
         raise CoverageUsageError("--only-rules needs at least one --rules FILE")
     if not rule_files:
         return default_ruleset()
-    return RuleSet.from_files(rule_files, with_shipped=not only)
+    return RuleSet.from_files(rule_files, with_shipped=not only, allow_unproven=allow_unproven)
 
 
-def read_cases(sources: list[str], default: Semantics, err: TextIO) -> tuple[list[Case], int]:
-    """The cases of every corpus, and how many lines could not be read (reported on err)."""
+def read_cases(
+    sources: list[str], default: Semantics, err: TextIO, command: str = "quorem coverage"
+) -> tuple[list[Case], int]:
+    """The cases of every corpus, and how many lines could not be read.
+
+    Each line not read is reported on ``err`` as ``COMMAND: FILE:LINE: why``.
+    """
     from quorem.engine.cli import LineError, _decode, _job_of, _lines  # noqa: PLC0415  (cycle)
 
     cases: list[Case] = []
@@ -121,7 +129,7 @@ def read_cases(sources: list[str], default: Semantics, err: TextIO) -> tuple[lis
         for lineno, text in _stream_lines(source, _lines):
             where = f"{source}:{lineno}"
             if text is None:
-                err.write(f"quorem coverage: {where}: not valid UTF-8\n")
+                err.write(f"{command}: {where}: not valid UTF-8\n")
                 bad += 1
                 continue
             if not text.strip():
@@ -129,7 +137,7 @@ def read_cases(sources: list[str], default: Semantics, err: TextIO) -> tuple[lis
             try:
                 job = _job_of(_decode(text), default)
             except LineError as exc:
-                err.write(f"quorem coverage: {where}: {exc}\n")
+                err.write(f"{command}: {where}: {exc}\n")
                 bad += 1
                 continue
             cases.append(Case(job.id or where, job.term, job.semantics, job.given))
@@ -156,7 +164,7 @@ def run_coverage(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     reported on ``err``). Raises :class:`CoverageUsageError` or a rules file's
     :class:`~quorem.engine.errors.RuleError` for usage and input errors (status 2).
     """
-    ruleset = ruleset_of(args.rules, args.only_rules)
+    ruleset = ruleset_of(args.rules, args.only_rules, args.allow_unproven)
     if args.corpus.count("-") > 1:
         raise CoverageUsageError("standard input ('-') can be read once")
     cases, bad = read_cases(args.corpus, Semantics(args.semantics), err)

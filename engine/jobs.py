@@ -62,13 +62,15 @@ class RulesSpec:
 
     ``own``: the rules that are not the shipped ones, in priority order; with
     ``with_shipped``, the shipped rules follow them (``--rules FILE``), else they are
-    the whole set (``--only-rules``, or a set built in Python). ``compiled``: as the
-    parent's set (see :class:`~quorem.engine.ruleset.RuleSet`).
+    the whole set (``--only-rules``, or a set built in Python). ``compiled`` and
+    ``allow_unproven``: as the parent's set (see :class:`~quorem.engine.ruleset.RuleSet`;
+    each rule carries its proof, so a worker gates the rules as the parent does).
     """
 
     own: tuple[Rule, ...]
     with_shipped: bool
     compiled: bool
+    allow_unproven: bool = False
 
     @classmethod
     def of(cls, ruleset: RuleSet) -> RulesSpec:
@@ -85,15 +87,16 @@ class RulesSpec:
             and ruleset.is_compiled == shipped.is_compiled
             and all(a is b for a, b in zip(rules[split:], shipped.rules, strict=True))
         ):
-            return cls(rules[:split], True, ruleset.is_compiled)
-        return cls(rules, False, ruleset.is_compiled)
+            return cls(rules[:split], True, ruleset.is_compiled, ruleset.allow_unproven)
+        return cls(rules, False, ruleset.is_compiled, ruleset.allow_unproven)
 
     def load(self) -> RuleSet:
         """The rule set: the same rules in the same order as the parent's."""
+        allow = self.allow_unproven
         if not self.with_shipped:
-            return RuleSet(self.own, compiled=self.compiled)
+            return RuleSet(self.own, compiled=self.compiled, allow_unproven=allow)
         shipped = default_ruleset()
-        return shipped.extend(self.own, first=True) if self.own else shipped
+        return shipped.extend(self.own, first=True, allow_unproven=allow) if self.own else shipped
 
 
 # The rule set of this worker process, loaded by _start_worker (one per process).
