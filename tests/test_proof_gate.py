@@ -312,8 +312,8 @@ def test_a_batch_with_an_unproven_rule_fails_and_the_opt_in_marks_each_result(
 ) -> None:
     batch = tmp_path / "cases.jsonl"
     lines = [
-        {"id": 1, "expr": "(i + 8)%8", "vars": {"i": [-10, 10]}, "semantics": "trunc"},
-        {"id": 2, "expr": "i // 4", "vars": {"i": [0, 10]}, "semantics": "trunc"},
+        {"id": "a", "expr": "(i + 8)%8", "vars": {"i": [-10, 10]}, "semantics": "trunc"},
+        {"id": "b", "expr": "i // 4", "vars": {"i": [0, 10]}, "semantics": "trunc"},
     ]
     batch.write_text("".join(json.dumps(x) + "\n" for x in lines))
     done = _quorem("simplify", "--batch", str(batch), "--rules", str(offset))
@@ -324,7 +324,20 @@ def test_a_batch_with_an_unproven_rule_fails_and_the_opt_in_marks_each_result(
     first, second = (json.loads(x) for x in opted.stdout.splitlines())
     assert first["unproven_rules"] == ["mod-drop-offset"]
     assert "unproven_rules" not in second
-    assert "line 1 (id 1): rewritten by rules that are not proven" in opted.stderr
+    assert "line 1 (id 'a'): rewritten by rules that are not proven" in opted.stderr
+    # Worker processes gate and mark the results as one process does.
+    assert (
+        _quorem("simplify", "--batch", str(batch), "--rules", str(offset), "--jobs", "2").returncode
+        == 1
+    )
+    parallel = _quorem(
+        "simplify", "--batch", str(batch), "--rules", str(offset), "--allow-unproven", "--jobs", "2"
+    )
+    assert parallel.returncode == 0, parallel.stderr
+    assert [json.loads(x)["output"] for x in parallel.stdout.splitlines()] == [
+        json.loads(x)["output"] for x in opted.stdout.splitlines()
+    ]
+    assert json.loads(parallel.stdout.splitlines()[0])["unproven_rules"] == ["mod-drop-offset"]
     coverage = _quorem("coverage", str(batch), "--rules", str(offset))
     assert coverage.returncode == 1, coverage.stderr
     assert "rule mod-drop-offset [trunc]: unproven" in coverage.stderr
