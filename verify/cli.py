@@ -930,6 +930,8 @@ def _main(argv: Sequence[str] | None) -> int:
     seconds = time.perf_counter() - start
     if show is not None:
         show.close()
+    # Before the reports: the summary stays the last line (CI prints it with tail -n 1).
+    status = _records(rules, results, args)
     summary = _summary(results, seconds, checks)
     # Guard synthesis (quorem.verify.guards) for the rules not proven; imported here so
     # that a plain run does not load it.
@@ -946,7 +948,6 @@ def _main(argv: Sequence[str] | None) -> int:
     if suggestions is not None and not args.json:
         for s in suggestions:
             print("\n" + str(s["rendered"]))
-    status = _records(rules, results, args)
     if summary["unsound"] or summary.get("disagree") or status:
         return EXIT_UNSOUND
     if summary["unknown"] and not args.allow_unknown:
