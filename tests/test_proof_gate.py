@@ -8,6 +8,7 @@ records ``quorem verify`` writes are tested at the end, with real proofs.
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 import json
 import subprocess
 import sys
@@ -393,3 +394,36 @@ def test_a_partial_run_writes_no_record(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     assert "no proof record written (--obligation" in done.stderr
     assert not record_path(file).exists()
+
+
+def test_the_reviews_unsound_example_is_refused_everywhere(tmp_path: Path) -> None:
+    """``(x + C)%C -> x%C`` stated for trunc: shown unsound, then refused at every use."""
+    file = tmp_path / "my.rules"
+    file.write_text(
+        "rule mod-offset\n  doc: (x + C)%C is x%C\n  semantics: trunc\n"
+        "  pattern: (x + C)%C\n  rewrite: x%C\n"
+    )
+    proven = _quorem("verify", str(file), "--no-cache", cwd=tmp_path)
+    assert proven.returncode == 1
+    assert "MISMATCH, confirmed by the engine" in proven.stdout
+    record = json.loads(record_path(file).read_text())
+    assert record["rules"][0]["statuses"] == {"trunc": "unsound"}
+    args = ["(i + 8)%8", "--var", "i=-10:10", "--semantics", "trunc", "--rules", str(file)]
+    for command in ("simplify", "emit"):
+        done = _quorem(command, *args)
+        assert done.returncode == 1, done.stderr
+        assert f"rule mod-offset [trunc]: unsound (says {record_path(file)})" in done.stderr
+        assert f"prove it with: quorem verify {file}" in done.stderr
+    with pytest.raises(UnprovenRuleError, match="unsound"):
+        quorem.simplify(_trunc(), RuleSet.from_files([file], with_shipped=True))
+    # The opt-in applies it, says so, and the emitted code is then wrong at i = -1
+    # (truncmod(7, 8) is 7): what the gate keeps from happening silently.
+    opted = _quorem("emit", *args, "--lang", "python", "--allow-unproven")
+    assert opted.returncode == 0 and "mod-offset" in opted.stderr
+    path = tmp_path / "emitted.py"
+    path.write_text(opted.stdout)
+    spec = importlib.util.spec_from_file_location("emitted_unsound", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    assert module.quorem_index(-1) == -1 != quorem.evaluate(_trunc(), {"i": -1}) == 7
