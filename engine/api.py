@@ -2,12 +2,19 @@
 
 from __future__ import annotations
 
+import functools
+import inspect
 import warnings
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any, Final, ParamSpec, TypeVar
 
+from quorem.engine import evaluate as _evaluate
+from quorem.engine import printer as _printer
+from quorem.engine import term as _term
+from quorem.engine.bounds import BoundsError, bounds_of
 from quorem.engine.build import parse_term
 from quorem.engine.errors import (
+    DivisionByZeroError,
     EvaluationError,
     IncompleteRewriteWarning,
     ParseError,
@@ -15,11 +22,11 @@ from quorem.engine.errors import (
     RuleError,
     RuleErrors,
     TermError,
+    UnprovenRuleError,
+    UnprovenRuleWarning,
     VariableClashError,
 )
-from quorem.engine.evaluate import count_divmod, evaluate
 from quorem.engine.ops import Op, Semantics
-from quorem.engine.printer import to_text
 from quorem.engine.rewrite import (
     RewriteResult,
     Step,
@@ -30,28 +37,12 @@ from quorem.engine.rewrite import (
 )
 from quorem.engine.rule import Rule
 from quorem.engine.ruleset import RuleSet, default_ruleset
-from quorem.engine.term import (
-    Term,
-    ceildiv,
-    check_one_name,
-    compare,
-    conjunction,
-    const,
-    disjunction,
-    div,
-    linear,
-    logical_and,
-    logical_not,
-    logical_or,
-    maximum,
-    minimum,
-    mod,
-    sum_of,
-    var,
-)
-from quorem.engine.walk import nodes
+from quorem.engine.term import Term, check_one_name, const, var
+from quorem.engine.walk import free_names, nodes
 
 __all__ = [
+    "DivisionByZeroError",
+    "BoundsError",
     "EvaluationError",
     "IncompleteRewriteWarning",
     "Op",
@@ -67,6 +58,8 @@ __all__ = [
     "StopReason",
     "Term",
     "TermError",
+    "UnprovenRuleError",
+    "UnprovenRuleWarning",
     "VariableClashError",
     "ceildiv",
     "compare",
@@ -95,7 +88,164 @@ __all__ = [
     "var",
 ]
 
-VarBounds = Mapping[str, tuple[int | None, int | None]]
+VarBounds = Mapping[str, tuple[int | None, int | None] | str | None]
+
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
+_NAMES_SHOWN: Final = 6
+_ABSENT: Final = object()  # an argument not given (None may be given)
+_TEXT_SHOWN: Final = 200  # characters of text quoted in a suggested call, else "text"
+
+
+# ------------------------------------------------------------------ arguments that are terms
+def _parse_call(text: str) -> str:
+    """The ``quorem.parse(...)`` call that makes a term of ``text``, bounds left to fill in."""
+    try:
+        names = sorted(free_names(parse_term(text)))
+    except (QuoremError, RecursionError):
+        names = []
+    shown = [f"{n!r}: (lo, hi)" for n in names[:_NAMES_SHOWN]]
+    if len(names) > _NAMES_SHOWN:
+        shown.append("...")
+    bounds = f", {{{', '.join(shown)}}}" if names else ""
+    shown_text = repr(text) if len(text) <= _TEXT_SHOWN else "text"
+    return f"quorem.parse({shown_text}{bounds})"
+
+
+def _not_a_term(function: str, value: object, first: bool = True, more: bool = False) -> TypeError:
+    """The TypeError for ``value`` given to ``quorem.<function>`` where a Term is expected.
+
+    For text it shows the ``quorem.parse`` call to make (inside the call to ``function``
+    when ``value`` is its first argument; ``more``: the call has other arguments); for an
+    int, the ``quorem.const`` call.
+    """
+    where = f"quorem.{function}"
+    if isinstance(value, str):
+        made = _parse_call(value)
+        call = f"{where}({made}{', ...' if more else ''})" if first else made
+        return TypeError(f"{where} expects a Term, not a str; parse it first: {call}")
+    if isinstance(value, int) and not isinstance(value, bool):
+        return TypeError(
+            f"{where} expects a Term, not an int; make a constant with quorem.const({value})"
+        )
+    return TypeError(
+        f"{where} expects a Term, not {type(value).__name__}; make one with "
+        "quorem.parse(text, vars) or quorem.var(name, lo, hi)"
+    )
+
+
+def _require_term(function: str, value: object, first: bool = True, more: bool = False) -> None:
+    """Raise :func:`_not_a_term`'s TypeError unless ``value`` is a Term."""
+    if not isinstance(value, Term):
+        raise _not_a_term(function, value, first, more)
+
+
+def _terms_checked(*params: str) -> Callable[[Callable[_P, _R]], Callable[_P, _R]]:
+    """Wrap a function so that its arguments ``params`` must be Terms (see :func:`_not_a_term`).
+
+    The wrapper keeps the function's name, docstring and signature.
+    """
+
+    def wrap(fn: Callable[_P, _R]) -> Callable[_P, _R]:
+        signature = inspect.signature(fn)
+        order = list(signature.parameters)
+        positions = {p: order.index(p) for p in params}
+
+        @functools.wraps(fn)
+        def checked(*args: _P.args, **kwargs: _P.kwargs) -> _R:
+            given = len(args)
+            for param, i in positions.items():
+                value = args[i] if i < given else kwargs.get(param, _ABSENT)
+                if value is not _ABSENT and not isinstance(value, Term):
+                    raise _not_a_term(fn.__name__, value, i == 0, given + len(kwargs) > 1)
+            return fn(*args, **kwargs)
+
+        return checked
+
+    return wrap
+
+
+def _rules_checked(function: str, rules: object) -> None:
+    """TypeError unless ``rules`` is None or a RuleSet, saying how to make one."""
+    if rules is not None and not isinstance(rules, RuleSet):
+        how = "quorem.RuleSet.from_files([path], with_shipped=True)"
+        raise TypeError(
+            f"quorem.{function}: rules must be a RuleSet, not {type(rules).__name__}; "
+            f"load rules files with {how}"
+        )
+
+
+def _given_checked(function: str, given: object) -> None:
+    """TypeError unless ``given`` is a sequence of Terms (text shows the parse to make)."""
+    if isinstance(given, str):
+        raise TypeError(
+            f"quorem.{function}: given must be a sequence of condition Terms, not a str; "
+            f"parse it first: given=[{_parse_call(given)}]"
+        )
+    if not isinstance(given, Sequence):
+        raise TypeError(
+            f"quorem.{function}: given must be a sequence of condition Terms, "
+            f"not {type(given).__name__}"
+        )
+    for i, condition in enumerate(given):
+        if not isinstance(condition, Term):
+            problem = _not_a_term(function, condition, first=False)
+            raise TypeError(f"given[{i}]: {problem}")
+
+
+evaluate = _terms_checked("term")(_evaluate.evaluate)
+count_divmod = _terms_checked("term")(_evaluate.count_divmod)
+to_text = _terms_checked("term")(_printer.to_text)
+div = _terms_checked("a", "b")(_term.div)
+mod = _terms_checked("a", "b")(_term.mod)
+ceildiv = _terms_checked("a", "b")(_term.ceildiv)
+maximum = _terms_checked("a", "b")(_term.maximum)
+minimum = _terms_checked("a", "b")(_term.minimum)
+compare = _terms_checked("a", "b")(_term.compare)
+logical_and = _terms_checked("a", "b")(_term.logical_and)
+logical_or = _terms_checked("a", "b")(_term.logical_or)
+logical_not = _terms_checked("t")(_term.logical_not)
+
+
+def linear(pairs: Iterable[tuple[Term, int]], constant: int = 0) -> Term:
+    """``sum(c*t for t, c in pairs) + constant`` as a canonical term (see ``quorem.engine.term``).
+
+    Each pair must be ``(Term, int)``: a TypeError names the first that is not.
+    """
+    listed = list(pairs)
+    for i, pair in enumerate(listed):
+        if not isinstance(pair, tuple) or len(pair) != 2:
+            raise TypeError(f"quorem.linear: pairs[{i}] is not a (term, coefficient) pair")
+        if not isinstance(pair[0], Term):
+            raise TypeError(f"pairs[{i}]: {_not_a_term('linear', pair[0], first=False)}")
+    return _term.linear(listed, constant)
+
+
+def sum_of(terms: Iterable[Term | int]) -> Term:
+    """The sum of ``terms`` (Terms and ints) as a canonical term; text is a TypeError."""
+    listed = list(terms)
+    for i, t in enumerate(listed):
+        if not isinstance(t, Term | int):
+            raise TypeError(f"terms[{i}]: {_not_a_term('sum_of', t, first=False)}")
+    return _term.sum_of(listed)
+
+
+def conjunction(clauses: Iterable[Term]) -> Term:
+    """The clauses joined by ``and`` (true where every clause is non-zero), canonical."""
+    return _term.conjunction(_clauses("conjunction", clauses))
+
+
+def disjunction(clauses: Iterable[Term]) -> Term:
+    """The clauses joined by ``or`` (true where some clause is non-zero), canonical."""
+    return _term.disjunction(_clauses("disjunction", clauses))
+
+
+def _clauses(function: str, clauses: Iterable[Term]) -> list[Term]:
+    listed = list(clauses)
+    for i, c in enumerate(listed):
+        if not isinstance(c, Term):
+            raise TypeError(f"clauses[{i}]: {_not_a_term(function, c, first=False)}")
+    return listed
 
 
 def _semantics(semantics: Semantics | str) -> Semantics:
@@ -116,16 +266,20 @@ def parse(text: str, vars: VarBounds | None = None, semantics: Semantics | str =
         text: Python-like integer expression: ``+ - * // %``, unary minus, parentheses,
             ``max``, ``min``, comparisons, and the explicit ``floordiv``/``floormod``,
             ``truncdiv``/``truncmod``, ``eucliddiv``/``euclidmod`` and ``ceildiv``.
-        vars: inclusive bounds ``(lo, hi)`` per variable name; ``None`` leaves a side
-            unbounded, and names not listed are unbounded.
+        vars: inclusive bounds per variable name, as ``(lo, hi)`` (``None`` leaves a
+            side unbounded) or as the command line's ``"LO:HI"`` text (``"0:31"``,
+            ``"-5:5"``, ``":10"``, ``"0:"``: an empty side is unbounded); ``None`` for a
+            name, and names not listed, are unbounded.
         semantics: what ``//`` and ``%`` mean: ``"floor"`` (Python), ``"trunc"`` (C) or
             ``"euclid"`` (Halide: the remainder is in ``[0, |b|)``).
 
     Raises:
         ParseError: with line and column, for text that is not a valid expression.
+        BoundsError: (a :class:`QuoremError` and ValueError) naming the variable whose
+            bounds cannot be read.
 
     """
-    return parse_term(text, vars or {}, _semantics(semantics))
+    return parse_term(text, bounds_of(vars), _semantics(semantics))
 
 
 def simplify(
@@ -156,13 +310,25 @@ def simplify(
     Raises:
         VariableClashError: (a :class:`TermError`) if ``term`` holds two variables with
             one name and different bounds; the message names the variable and both bounds.
+        DivisionByZeroError: (a :class:`TermError`) if a divisor is 0 at every point of
+            the variables' box (``x // (w < w)``): the term has no value anywhere.
+        UnprovenRuleError: if ``rules`` holds a rule not proven for the semantics in use
+            and does not allow unproven rules (see :class:`RuleSet`).
 
     """
+    _check_arguments("simplify", term, rules, given)
     ruleset = default_ruleset() if rules is None else rules
     if given:
         _check_names(term, given)
         found = rewrite_given(term, ruleset, given, max_steps=max_steps)
         result, reason = found.term, found.reason
+        _warn_unproven(found.unproven_rules)
+    elif ruleset.unproven_names:
+        # Allowed unproven rules: the result must say whether they touched it.
+        check_one_name(term)
+        found = rewrite(term, ruleset, max_steps=max_steps)
+        result, reason = found.term, found.reason
+        _warn_unproven(found.unproven_rules)
     else:
         check_one_name(term)
         result, reason = rewrite_stop(term, ruleset, max_steps=max_steps)
@@ -187,6 +353,19 @@ def simplify(
     return result
 
 
+def _warn_unproven(names: Sequence[str]) -> None:
+    """An UnprovenRuleWarning naming the unproven rules a result was rewritten by."""
+    if names:
+        warnings.warn(
+            UnprovenRuleWarning(
+                f"the result was rewritten by rules that are not proven: {', '.join(names)} "
+                "(applied because the rule set allows unproven rules)",
+                names,
+            ),
+            stacklevel=3,
+        )
+
+
 def explain(
     term: Term,
     rules: RuleSet | None = None,
@@ -201,12 +380,20 @@ def explain(
     ``term``. Raises VariableClashError as :func:`simplify` does, and is as safe to call
     from several threads.
     """
+    _check_arguments("explain", term, rules, given)
     ruleset = default_ruleset() if rules is None else rules
     if given:
         _check_names(term, given)
         return rewrite_given(term, ruleset, given, max_steps=max_steps, trace=True)
     check_one_name(term)
     return rewrite(term, ruleset, max_steps=max_steps, trace=True)
+
+
+def _check_arguments(function: str, term: object, rules: object, given: object) -> None:
+    """TypeError for a term, rule set or conditions of the wrong type (see _not_a_term)."""
+    _require_term(function, term, more=rules is not None or bool(given))
+    _rules_checked(function, rules)
+    _given_checked(function, given)
 
 
 def _check_names(term: Term, given: Sequence[Term]) -> None:
@@ -238,6 +425,7 @@ def emit(
     """
     from quorem.engine.emit import emit as emit_code  # noqa: PLC0415
 
+    _require_term("emit", term, more=params is not None)
     return emit_code(term, params, lang, name)
 
 
@@ -245,11 +433,15 @@ def to_sympy(term: Term) -> Any:
     """``term`` as a SymPy expression (needs SymPy; see :mod:`quorem.engine.sympy_interop`)."""
     from quorem.engine.sympy_interop import to_sympy as convert  # noqa: PLC0415
 
+    _require_term("to_sympy", term)
     return convert(term)
 
 
 def from_sympy(expr: Any, bounds: VarBounds | None = None) -> Term:
-    """The term of a SymPy integer expression, with ``bounds`` for its symbols."""
+    """The term of a SymPy integer expression, with ``bounds`` for its symbols.
+
+    ``bounds`` takes the forms :func:`parse`'s ``vars`` does (``(lo, hi)`` or ``"LO:HI"``).
+    """
     from quorem.engine.sympy_interop import from_sympy as convert  # noqa: PLC0415
 
-    return convert(expr, bounds)
+    return convert(expr, bounds_of(bounds))

@@ -13,7 +13,8 @@ alone); see :mod:`quorem.engine.cli_rules`.
 
 Exit status: 0 on success; 1 a negative finding (some lines of a batch had errors, the
 demo's result is off, a --validate step is wrong); 2 for usage and input errors (a bad
-rules file among them). Errors are printed as ``quorem: error: <message>``, never as tracebacks.
+rules file among them). Errors are printed as ``quorem COMMAND: error: <message>`` (``quorem
+simplify: error: ...``), never as tracebacks.
 """
 
 from __future__ import annotations
@@ -40,17 +41,24 @@ from quorem.engine.api import (
     parse,
     to_text,
 )
-from quorem.engine.cli_args import EXIT_BROKEN_PIPE, EXIT_INTERRUPTED, silence_stdout
-from quorem.engine.cli_rules import add_rules_options, ruleset_from_args
+from quorem.engine.bounds import quote as _quote
+from quorem.engine.bounds import range_of_text
+from quorem.engine.cli_args import (
+    EXIT_BROKEN_PIPE,
+    EXIT_INTERRUPTED,
+    positive,
+    silence_stdout,
+)
+from quorem.engine.cli_rules import add_rules_options, ruleset_from_args, unproven_note
 from quorem.engine.coverage_cli import add_coverage_parser
 from quorem.engine.emit import DEFAULT_NAME, LANGUAGES, emit
-from quorem.engine.errors import RuleErrors
+from quorem.engine.errors import RuleErrors, UnprovenRuleError
 from quorem.engine.indexing.hlo_cli import add_hlo_parser
 from quorem.engine.indexing.map_cli import add_map_parser
 from quorem.engine.printer import int_text
-from quorem.engine.rewrite import DEFAULT_MAX_STEPS, rewrite, rewrite_given, rewrite_term
+from quorem.engine.rewrite import DEFAULT_MAX_STEPS, rewrite, rewrite_given
 from quorem.engine.rule import Rule
-from quorem.engine.ruleset import RuleSet
+from quorem.engine.ruleset import RuleSet, instance_problem
 from quorem.engine.syntax import MAX_DIGITS, RESERVED, parse_int
 from quorem.engine.walk import free_names
 
@@ -67,7 +75,6 @@ DEMO_VARS: Final[Mapping[str, tuple[int, int]]] = {"R3": (0, 3), "R4": (0, 1), "
 DEMO_EXPECTED: Final = "R2 + R3*8 + R4*4"
 
 _NAME_RE: Final = re.compile(r"[A-Za-z_][A-Za-z_0-9]*")
-_INT_RE: Final = re.compile(r"[+-]?(?:0[xX][0-9a-fA-F_]+|[0-9][0-9_]*)")
 _NOT_NAMES: Final = RESERVED | {"and", "or", "not"}
 # A JSON string, or a number outside strings (group 1, and group 2 empty for an integer).
 _JSON_TOKEN_RE: Final = re.compile(
@@ -89,37 +96,10 @@ _SHOW_LIMIT: Final = 60
 
 
 class CliError(Exception):
-    """A usage or input error: printed as ``quorem: error: <message>``, exit status 2."""
+    """A usage or input error: printed as ``quorem COMMAND: error: <message>``, exit status 2."""
 
 
 # ------------------------------------------------------------------------ bounds syntax
-def _parse_bound(text: str, option: str) -> int | None:
-    """One side of ``LO:HI``: ``None`` when empty, else an integer written as in expressions.
-
-    Decimal (at most ``MAX_DIGITS`` digits) or hex, ``_`` between digits, a sign; any
-    other text raises ``argparse.ArgumentTypeError`` saying what is wrong.
-    """
-    text = text.strip()
-    if not text:
-        return None
-    try:
-        return parse_int(text)
-    except ParseError as exc:
-        if _INT_RE.fullmatch(text) is None:
-            reason = f"bound {_quote(text)} is not an integer"
-        else:
-            reason = f"bound {_quote(text)} is not a valid integer: {exc.reason}"
-        raise argparse.ArgumentTypeError(f"{option}: {reason}") from None
-
-
-def _quote(text: str) -> str:
-    """``repr(text)``, shortened in the middle: messages quote what the user wrote."""
-    if len(text) <= _SHOW_LIMIT:
-        return repr(text)
-    half = _SHOW_LIMIT // 2
-    return f"{text[:half]!r}...{text[-8:]!r} ({len(text)} characters)"
-
-
 def _check_range(name: str, lo: int | None, hi: int | None) -> None:
     """Raise ValueError if ``[lo, hi]`` is empty."""
     if lo is not None and hi is not None and lo > hi:
@@ -155,14 +135,10 @@ def parse_var(text: str) -> tuple[str, int | None, int | None]:
         )
     if not _is_name(name):
         raise argparse.ArgumentTypeError(f"{option}: {_quote(name)} is not a variable name")
-    lo_text, _, hi_text = bounds.partition(":")
-    if ":" in hi_text:
-        raise argparse.ArgumentTypeError(f"{option}: more than one ':' in the bounds")
-    lo = _parse_bound(lo_text, option)
-    hi = _parse_bound(hi_text, option)
     try:
+        lo, hi = range_of_text(bounds)
         _check_range(name, lo, hi)
-    except ValueError as exc:
+    except ValueError as exc:  # a BoundsError too
         raise argparse.ArgumentTypeError(f"{option}: {exc}") from None
     return name, lo, hi
 
@@ -220,7 +196,7 @@ def _warn_if_not_normal(result: RewriteResult, where: str, err: TextIO) -> None:
     why = _STOP_WARNING.get(result.reason, "")
     blame = f"; rules: {', '.join(result.culprits)}" if result.culprits else ""
     err.write(
-        f"quorem: warning: {where}rewriting stopped ({result.reason.value}: {why}{blame});"
+        f"quorem simplify: warning: {where}rewriting stopped ({result.reason.value}: {why}{blame});"
         " the result is sound but may not be fully simplified\n"
     )
 
@@ -259,8 +235,17 @@ def cmd_simplify(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             )
         ruleset = ruleset_from_args(args)
         return _run_batch_source(
-            args.batch, semantics, args.max_steps, out, err, ruleset=ruleset, explain=args.explain
+            args.batch,
+            semantics,
+            args.max_steps,
+            out,
+            err,
+            ruleset=ruleset,
+            explain=args.explain,
+            jobs=args.jobs,
         )
+    if args.jobs != 1:
+        raise CliError("--jobs applies to --batch (one expression is simplified in-process)")
     ruleset = ruleset_from_args(args)
     if args.expr is None:
         raise CliError("give an expression to simplify, or --batch FILE (try: quorem demo)")
@@ -268,12 +253,13 @@ def cmd_simplify(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     term = _parse_expr(args.expr, bounds, semantics)
     unused = sorted(set(bounds) - free_names(term))
     if unused:
-        err.write(f"quorem: warning: --var {', '.join(unused)}: not in the expression\n")
+        err.write(f"quorem simplify: warning: --var {', '.join(unused)}: not in the expression\n")
     given = [_parse_expr(text, bounds, semantics) for text in args.given]
     tracing = args.explain or args.validate
     result = rewrite_given(term, ruleset, given, max_steps=args.max_steps, trace=tracing)
+    err.write(unproven_note("simplify", result.unproven_rules))
     if result.given_never_hold:
-        err.write("quorem: warning: the --given conditions can never hold together\n")
+        err.write("quorem simplify: warning: the --given conditions can never hold together\n")
     out.write(to_text(result.term, semantics) + "\n")
     if args.explain:
         out.write("\n" + "\n".join(explain_lines(result, semantics, count_divmod(term))) + "\n")
@@ -461,6 +447,8 @@ def batch_record(
         return _simplify_job(job, lineno, max_steps, err, ruleset=ruleset, explain=explain)
     except LineError as exc:
         return {"id": _id_of(record), "error": f"line {lineno}: {exc}"}
+    except UnprovenRuleError:
+        raise  # the rules, not the line, are at fault: the command fails
     except Exception as exc:  # an engine bug must not end the batch
         why = f"internal error, please report it: {type(exc).__name__}: {exc}"
         return {"id": _id_of(record), "error": f"line {lineno}: {why}"}
@@ -490,6 +478,7 @@ def _simplify_job(
     seconds = time.perf_counter() - start
     where = f"line {lineno}" + (f" (id {job.id!r})" if job.id is not None else "") + ": "
     _warn_if_not_normal(result, where, err)
+    err.write(unproven_note("simplify", result.unproven_rules, where))
     obj: dict[str, Any] = {
         "id": job.id,
         "output": to_text(result.term, job.semantics),
@@ -502,6 +491,8 @@ def _simplify_job(
         "culprits": list(result.culprits),
         "seconds": seconds,
     }
+    if result.unproven_rules:
+        obj["unproven_rules"] = list(result.unproven_rules)
     if explain:
         sem = job.semantics
         obj["trace"] = [
@@ -527,6 +518,24 @@ def _lines(stream: Iterable[bytes | str]) -> Iterator[tuple[int, str | None]]:
         yield lineno, text
 
 
+def batch_line(
+    lineno: int,
+    text: str | None,
+    default: Semantics,
+    max_steps: int | None,
+    err: TextIO,
+    *,
+    ruleset: RuleSet | None = None,
+    explain: bool = False,
+) -> dict[str, Any] | None:
+    """The output object of batch line ``lineno`` (``text`` None: not UTF-8); None if blank."""
+    if text is None:
+        return {"id": None, "error": f"line {lineno}: not valid UTF-8"}
+    if not text.strip():
+        return None
+    return batch_record(text, lineno, default, max_steps, err, ruleset=ruleset, explain=explain)
+
+
 def run_batch(
     stream: Iterable[bytes | str],
     default: Semantics,
@@ -536,23 +545,30 @@ def run_batch(
     *,
     ruleset: RuleSet | None = None,
     explain: bool = False,
+    jobs: int = 1,
 ) -> int:
     """Simplify each JSON line of ``stream``, writing one JSON line per input line.
 
     Blank lines are skipped; output is flushed after each line. Returns 0 when every
     line succeeded and 1 when some had errors (each reported in its output line).
-    ``ruleset`` and ``explain`` are :func:`batch_record`'s.
+    ``ruleset`` and ``explain`` are :func:`batch_record`'s. ``jobs`` > 1 simplifies the
+    lines in that many worker processes (:mod:`quorem.engine.jobs`), with the same
+    output in the same order.
     """
+    if jobs > 1:
+        from quorem.engine.jobs import run_batch_in_workers  # noqa: PLC0415  (start-up)
+
+        rules = default_ruleset() if ruleset is None else ruleset
+        lines = _lines(stream)
+        failed = run_batch_in_workers(
+            lines, default, max_steps, out, err, ruleset=rules, explain=explain, jobs=jobs
+        )
+        return EXIT_LINE_ERRORS if failed else EXIT_OK
     status = EXIT_OK
     for lineno, text in _lines(stream):
-        if text is None:
-            obj: dict[str, Any] = {"id": None, "error": f"line {lineno}: not valid UTF-8"}
-        elif not text.strip():
+        obj = batch_line(lineno, text, default, max_steps, err, ruleset=ruleset, explain=explain)
+        if obj is None:
             continue
-        else:
-            obj = batch_record(
-                text, lineno, default, max_steps, err, ruleset=ruleset, explain=explain
-            )
         if "error" in obj:
             status = EXIT_LINE_ERRORS
         out.write(json.dumps(obj) + "\n")
@@ -569,9 +585,10 @@ def _run_batch_source(
     *,
     ruleset: RuleSet | None = None,
     explain: bool = False,
+    jobs: int = 1,
 ) -> int:
     """Run a batch from file ``source``, or from standard input when it is ``-``."""
-    opts: dict[str, Any] = {"ruleset": ruleset, "explain": explain}
+    opts: dict[str, Any] = {"ruleset": ruleset, "explain": explain, "jobs": jobs}
     if source == "-":
         stdin = sys.stdin
         return run_batch(getattr(stdin, "buffer", stdin), default, max_steps, out, err, **opts)
@@ -592,9 +609,21 @@ def cmd_emit(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         if args.rules:
             raise CliError("--rules and --no-simplify exclude each other")
     else:
-        term = rewrite_term(term, ruleset_from_args(args))
+        result = rewrite(term, ruleset_from_args(args))
+        err.write(unproven_note("emit", result.unproven_rules))
+        term = result.term
+    missing = sorted(free_names(term) - set(bounds))
+    if missing:
+        raise CliError(f"{_without_var(missing)}; each becomes a parameter of {args.name}()")
     out.write(emit(term, list(bounds), args.lang, args.name))
     return EXIT_OK
+
+
+def _without_var(names: Sequence[str]) -> str:
+    """``variable x has no --var: add --var x=LO:HI ...``, for the ``names`` given none."""
+    head = f"variable {names[0]} has" if len(names) == 1 else f"variables {', '.join(names)} have"
+    options = " ".join(f"--var {n}=LO:HI" for n in names)
+    return f"{head} no --var: add {options} (LO or HI may be empty for unbounded)"
 
 
 # ------------------------------------------------------------------------- demo, rules
@@ -623,7 +652,7 @@ def cmd_demo(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     ]
     out.write("\n".join(lines) + "\n")
     if text != DEMO_EXPECTED:
-        err.write(f"quorem: error: demo: expected {DEMO_EXPECTED}, got {text}\n")
+        err.write(f"quorem demo: error: expected {DEMO_EXPECTED}, got {text}\n")
         return 1
     return EXIT_OK
 
@@ -651,17 +680,20 @@ def cmd_rules(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         rules = ruleset_from_args(args).rules
     statuses = _proof_statuses(rules)
     if args.json:
-        records = [_rule_record(r, statuses.get(r.name, "not verified")) for r in rules]
+        records = [_rule_record(r, statuses[r.name]) for r in rules]
         out.write(json.dumps({"rules": records, "count": len(records)}) + "\n")
         return EXIT_OK
     width = max((len(r.name) for r in rules), default=0)
     for r in rules:
-        status = statuses.get(r.name, "not verified")
+        status = statuses[r.name]
         out.write(
             f"{r.name:<{width}}  {_semantics_text(r.semantics):<19}  {status:<14}  {r.location}\n"
         )
         out.write(f"  {r.doc}\n")
-    out.write(f"{len(rules)} rules (proof status from the proof cache: run quorem verify)\n")
+    out.write(
+        f"{len(rules)} rules (proof status from the rules files' proof records; only proven "
+        "rules are applied: quorem verify FILE proves a file and writes its record)\n"
+    )
     return EXIT_OK
 
 
@@ -680,22 +712,24 @@ def _rule_record(rule: Rule, status: str) -> dict[str, Any]:
 
 
 def _proof_statuses(rules: Sequence[Rule]) -> dict[str, str]:
-    """Each rule's weakest cached proof result over its equivalence obligations."""
-    try:
-        from quorem.verify.cache import ProofCache  # noqa: PLC0415  (optional Z3)
-        from quorem.verify.prove import obligations_of  # noqa: PLC0415
-    except ImportError:
-        return {}
-    cache = ProofCache()
+    """Each rule's status as its proof record gives it: what decides whether it is applied.
+
+    ``proven`` when proven for every semantics it states, else the worst status of one
+    of them (``unsound``, ``unknown``, ``stale``, ``unproven``) with its semantics.
+    """
     out: dict[str, str] = {}
     for rule in rules:
-        found = [cache.get(ob) for ob in obligations_of(rule) if ob.kind == "equivalence"]
-        states = {e.get("status") if e else "not verified" for e in found}
-        for worst in ("unsound", "not verified", "proven"):
-            if worst in states:
-                out[rule.name] = worst
-                break
+        problems = [p for s in rule.semantics or (None,) if (p := instance_problem(rule, s))]
+        if not problems:
+            out[rule.name] = "proven"
+            continue
+        worst = min(problems, key=lambda p: _STATUS_ORDER.index(p.status))
+        out[rule.name] = f"{worst.status} ({worst.semantics})"
     return out
+
+
+# Worst first: the status a rule is listed with when its semantics differ.
+_STATUS_ORDER: Final = ("unsound", "unknown", "stale", "unproven")
 
 
 # ------------------------------------------------------------------------------ parser
@@ -820,6 +854,14 @@ def build_parser() -> argparse.ArgumentParser:
     )
     simp.add_argument("--batch", metavar="FILE", help="JSON-lines input file ('-' for stdin)")
     simp.add_argument(
+        "--jobs",
+        type=positive,
+        default=1,
+        metavar="N",
+        help="--batch: simplify the lines in N worker processes, output in input order "
+        "(default 1: in this process)",
+    )
+    simp.add_argument(
         "--max-steps",
         type=_non_negative,
         default=None,
@@ -913,7 +955,7 @@ def _proving_command(command: str, argv: list[str]) -> int:
         module = importlib.import_module(_PROVING_COMMANDS[command])
     except ImportError as exc:
         sys.stderr.write(
-            f"quorem: error: quorem {command} needs z3-solver ({exc}); "
+            f"quorem {command}: error: needs z3-solver ({exc}); "
             'install it with: pip install "quorem[verify]"\n'
         )
         return EXIT_USAGE
@@ -921,12 +963,21 @@ def _proving_command(command: str, argv: list[str]) -> int:
     return status
 
 
+def _command_of(args: argparse.Namespace) -> str:
+    """How messages name the command run: ``quorem simplify``, ``quorem map simplify``..."""
+    words = ["quorem", args.command or ""]
+    action = getattr(args, "action", None)
+    if isinstance(action, str):
+        words.append(action)
+    return " ".join(w for w in words if w)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the ``quorem`` command line with ``argv`` (default ``sys.argv[1:]``).
 
     Returns the exit status instead of exiting: 0 success, 1 batch lines with errors,
-    2 usage or input errors (reported as ``quorem: error: ...`` on stderr, never as a
-    traceback), 130 when interrupted.
+    2 usage or input errors (reported as ``quorem COMMAND: error: ...`` on stderr, never as
+    a traceback), 130 when interrupted.
     """
     argv = sys.argv[1:] if argv is None else list(argv)
     if argv and argv[0] in _PROVING_COMMANDS:
@@ -942,23 +993,29 @@ def main(argv: list[str] | None = None) -> int:
         hint = ""
         if args.command == "simplify" and any(x.startswith("-") for x in extras):
             hint = " (an EXPR starting with '-' goes after '--': quorem simplify -- '-x//4')"
-        sys.stderr.write(f"quorem: error: unrecognized arguments: {' '.join(extras)}{hint}\n")
+        where = _command_of(args)
+        sys.stderr.write(f"{where}: error: unrecognized arguments: {' '.join(extras)}{hint}\n")
         return EXIT_USAGE
     if args.command is None:
         parser.print_help(sys.stderr)
         return EXIT_USAGE
     out, err = sys.stdout, sys.stderr
+    where = _command_of(args)
     try:
         status: int = args.handler(args, out, err)
     except RuleErrors as exc:
         # One line per problem, each as a lone RuleError is printed (editors jump to them).
-        err.writelines(f"quorem: error: {e}\n" for e in exc.errors)
+        err.writelines(f"{where}: error: {e}\n" for e in exc.errors)
         return EXIT_USAGE
+    except UnprovenRuleError as exc:
+        # Not a usage error: the rules given are not proven (exit 1, as verify's unsound).
+        err.write(f"{where}: error: {exc}\n")
+        return EXIT_LINE_ERRORS
     except (CliError, QuoremError) as exc:
-        err.write(f"quorem: error: {exc}\n")
+        err.write(f"{where}: error: {exc}\n")
         return EXIT_USAGE
     except KeyboardInterrupt:
-        err.write("quorem: interrupted\n")
+        err.write(f"{where}: interrupted\n")
         return EXIT_INTERRUPTED
     except BrokenPipeError:
         silence_stdout()

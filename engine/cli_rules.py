@@ -12,19 +12,24 @@ same way:
 
 A problem in a rules file is a :class:`~quorem.engine.errors.RuleError` naming
 ``file:line:col`` (a :class:`~quorem.engine.errors.RuleErrors` listing every problem of
-every file): the commands print it as ``quorem: error: ...`` and exit with status 2.
-Rules loaded this way are not proven (run ``quorem verify FILE``) and may not terminate:
-the rewriter then stops and names them (see ``RewriteResult.culprits``).
+every file): the commands print it as ``quorem COMMAND: error: ...`` and exit with status 2.
+
+Only proven rules are applied: a file's rules count as proven where its proof record
+(``FILE.proof.json``, written by ``quorem verify FILE``) says so. A command whose rules
+hold one not proven for the semantics in use fails with status 1, naming each such rule
+and the command that proves it. ``--allow-unproven`` applies them anyway; every result
+they touch then says so (:func:`unproven_note`).
 """
 
 from __future__ import annotations
 
 import argparse
+from collections.abc import Sequence
 
 from quorem.engine.errors import QuoremError
 from quorem.engine.ruleset import RuleSet, default_ruleset
 
-__all__ = ["RulesUsageError", "add_rules_options", "ruleset_from_args"]
+__all__ = ["RulesUsageError", "add_rules_options", "ruleset_from_args", "unproven_note"]
 
 
 class RulesUsageError(QuoremError):
@@ -38,13 +43,19 @@ def add_rules_options(parser: argparse.ArgumentParser) -> None:
         action="append",
         default=[],
         metavar="FILE",
-        help="a rules file whose rules run before the shipped ones (repeatable; "
-        "not proven: check them with quorem verify FILE)",
+        help="a rules file whose rules run before the shipped ones (repeatable); its "
+        "rules must be proven (quorem verify FILE writes FILE.proof.json)",
     )
     parser.add_argument(
         "--only-rules",
         action="store_true",
         help="use the --rules files' rules alone, without the shipped rules",
+    )
+    parser.add_argument(
+        "--allow-unproven",
+        action="store_true",
+        help="apply --rules rules that are not proven (unproven, unknown, unsound or a "
+        "stale record); each result they rewrite says so on stderr and in --json output",
     )
 
 
@@ -60,4 +71,15 @@ def ruleset_from_args(args: argparse.Namespace) -> RuleSet:
         if only:
             raise RulesUsageError("--only-rules needs at least one --rules FILE")
         return default_ruleset()
-    return RuleSet.from_files(files, with_shipped=not only)
+    allow = bool(getattr(args, "allow_unproven", False))
+    return RuleSet.from_files(files, with_shipped=not only, allow_unproven=allow)
+
+
+def unproven_note(command: str, names: Sequence[str], where: str = "") -> str:
+    """The stderr line saying a result was rewritten by unproven rules (empty for none)."""
+    if not names:
+        return ""
+    return (
+        f"quorem {command}: warning: {where}rewritten by rules that are not proven "
+        f"(--allow-unproven): {', '.join(names)}\n"
+    )

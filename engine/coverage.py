@@ -23,6 +23,7 @@ The renderers are in :mod:`quorem.engine.coverage_render`, the command line in
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import re
 from collections import Counter
@@ -52,6 +53,10 @@ _EXAMPLE_CHARS: Final = 200  # an example's text is cut here (a term can print v
 _NOT_VARIABLES: Final = frozenset({*DIVISION_FUNCTIONS, "ceildiv", "max", "min"})
 _TOKEN_RE: Final = re.compile(r"[A-Za-z_][A-Za-z_0-9]*|0[xX][0-9a-fA-F_]+|[0-9][0-9_]*")
 _RESIDUE_ROOTS: Final = DIVISION_OPS | {Op.CEILDIV}
+# Cases sent to a worker process at a time: at most _MAX_CHUNK, and fewer when there are
+# few cases, so that each worker gets several chunks (cases differ much in cost).
+_MAX_CHUNK: Final = 32
+_CHUNKS_PER_WORKER: Final = 16
 _INTERNAL: Final = "\u01c2"  # starts the names of quorem.engine.context's stand-in variables
 
 
@@ -284,44 +289,115 @@ def _outermost_divisions(term: Term) -> list[Term]:
     return found
 
 
+def _earlier_example(first: Example | None, later: Example | None) -> Example | None:
+    """A rule's example over two runs of cases, ``first``'s before ``later``'s.
+
+    The first application made without the engine's stand-in variables, else the first:
+    what one run over all the cases keeps (see ``_Collector._step``).
+    """
+    if first is None:
+        return later
+    if later is not None and _INTERNAL in first.before and _INTERNAL not in later.before:
+        return later
+    return first
+
+
+@dataclasses.dataclass(slots=True)
+class _Tally:
+    """What a run over some cases counted; runs over consecutive chunks add up in order.
+
+    ``stats`` holds only the rules a step touched (fired, or matched a term another
+    rule took): the tally of a chunk is sent back from a worker process.
+    """
+
+    cases: int = 0
+    steps: int = 0
+    ops_before: int = 0
+    ops_after: int = 0
+    with_divisions: int = 0
+    stop_reasons: Counter[str] = dataclasses.field(default_factory=Counter)
+    stats: dict[str, RuleStats] = dataclasses.field(default_factory=dict)
+    groups: dict[str, ResidueGroup] = dataclasses.field(default_factory=dict)
+    failed: list[tuple[str, str]] = dataclasses.field(default_factory=list)
+
+    def merge(self, later: _Tally) -> None:
+        """Add ``later``, the tally of the cases after this one's: as if run in one go.
+
+        Counts add; the first application and the examples of a residue are taken in
+        case order; counters keep their first-seen order (ties in reports follow it).
+        """
+        self.cases += later.cases
+        self.steps += later.steps
+        self.ops_before += later.ops_before
+        self.ops_after += later.ops_after
+        self.with_divisions += later.with_divisions
+        self.stop_reasons.update(later.stop_reasons)
+        self.failed.extend(later.failed)
+        for name, theirs in later.stats.items():
+            mine = self.stats.get(name)
+            if mine is None:
+                self.stats[name] = theirs
+                continue
+            mine.applications += theirs.applications
+            mine.cases += theirs.cases
+            mine.divs_removed += theirs.divs_removed
+            mine.mods_removed += theirs.mods_removed
+            mine.first = _earlier_example(mine.first, theirs.first)
+            mine.preempted_by.update(theirs.preempted_by)
+        for shape, group in later.groups.items():
+            own = self.groups.get(shape)
+            if own is None:
+                self.groups[shape] = group
+                continue
+            own.cases += group.cases
+            own.occurrences += group.occurrences
+            own.examples = (own.examples + group.examples)[:_EXAMPLES_PER_GROUP]
+
+
 class _Collector:
     """Accumulates the statistics of one coverage run, case by case."""
 
     def __init__(self, ruleset: RuleSet) -> None:
         self.ruleset = ruleset
-        self.stats = {r.name: RuleStats(r.name, r.file, r.line) for r in ruleset.rules}
+        self.where = {r.name: (r.file, r.line) for r in ruleset.rules}
         self.shadows = _Shadows(ruleset)
         self.div_counts = _DivCounts()
-        self.groups: dict[str, ResidueGroup] = {}
-        self.steps = self.ops_before = self.ops_after = self.with_divisions = 0
-        self.stop_reasons: Counter[str] = Counter()
-        self.failed: list[tuple[str, str]] = []
+        self.tally = _Tally()
+
+    def _stats(self, name: str) -> RuleStats:
+        stats = self.tally.stats.get(name)
+        if stats is None:
+            file, line = self.where[name]
+            stats = self.tally.stats[name] = RuleStats(name, file, line)
+        return stats
 
     def add(self, case: Case, max_steps: int | None) -> None:
+        tally = self.tally
+        tally.cases += 1
         try:
             result = rewrite_given(
                 case.term, self.ruleset, case.given, max_steps=max_steps, trace=True
             )
         except Exception as exc:  # an engine bug must not end the report (as in a batch)
-            self.failed.append((case.label, f"{type(exc).__name__}: {exc}"))
+            tally.failed.append((case.label, f"{type(exc).__name__}: {exc}"))
             return
-        self.steps += result.steps
-        self.stop_reasons[result.reason.value] += 1
+        tally.steps += result.steps
+        tally.stop_reasons[result.reason.value] += 1
         for name, n in result.counts.items():
-            stats = self.stats[name]
+            stats = self._stats(name)
             stats.applications += n
             stats.cases += 1
         for step in result.trace:
             self._step(case, step)
         before, after = self.div_counts(case.term), self.div_counts(result.term)
-        self.ops_before += sum(before)
-        self.ops_after += sum(after)
+        tally.ops_before += sum(before)
+        tally.ops_after += sum(after)
         if sum(after):
-            self.with_divisions += 1
+            tally.with_divisions += 1
             self._residues(case, result.term)
 
     def _step(self, case: Case, step: Step) -> None:
-        stats = self.stats[step.rule]
+        stats = self._stats(step.rule)
         d0, m0 = self.div_counts(step.before)
         d1, m1 = self.div_counts(step.after)
         stats.divs_removed += d0 - d1
@@ -337,7 +413,7 @@ class _Collector:
             if stats.first is None or _INTERNAL not in example.before:
                 stats.first = example
         for other in self.shadows.also_matching(step):
-            self.stats[other].preempted_by[step.rule] += 1
+            self._stats(other).preempted_by[step.rule] += 1
 
     def _residues(self, case: Case, result: Term) -> None:
         shapes: Counter[str] = Counter()
@@ -346,10 +422,11 @@ class _Collector:
             shape = residue_shape(t, case.semantics)
             shapes[shape] += 1
             first.setdefault(shape, t)
+        groups = self.tally.groups
         for shape, n in shapes.items():
-            group = self.groups.get(shape)
+            group = groups.get(shape)
             if group is None:
-                group = self.groups[shape] = ResidueGroup(shape)
+                group = groups[shape] = ResidueGroup(shape)
             group.cases += 1
             group.occurrences += n
             if len(group.examples) < _EXAMPLES_PER_GROUP:
@@ -360,31 +437,81 @@ class _Collector:
                     )
                 )
 
-    def result(self, n_cases: int) -> Coverage:
-        residues = sorted(self.groups.values(), key=lambda g: (-g.cases, -g.occurrences, g.shape))
-        return Coverage(
-            cases=n_cases,
-            steps=self.steps,
-            ops_before=self.ops_before,
-            ops_after=self.ops_after,
-            cases_with_divisions=self.with_divisions,
-            stop_reasons=self.stop_reasons,
-            rules=[self.stats[r.name] for r in self.ruleset.rules],
-            residues=residues,
-            failed=self.failed,
-        )
+
+def _report(tally: _Tally, ruleset: RuleSet) -> Coverage:
+    """The coverage of ``ruleset`` from the tally of every case."""
+    residues = sorted(tally.groups.values(), key=lambda g: (-g.cases, -g.occurrences, g.shape))
+    stats = tally.stats
+    return Coverage(
+        cases=tally.cases,
+        steps=tally.steps,
+        ops_before=tally.ops_before,
+        ops_after=tally.ops_after,
+        cases_with_divisions=tally.with_divisions,
+        stop_reasons=tally.stop_reasons,
+        rules=[stats.get(r.name) or RuleStats(r.name, r.file, r.line) for r in ruleset.rules],
+        residues=residues,
+        failed=tally.failed,
+    )
 
 
-def coverage(cases: Iterable[Case], ruleset: RuleSet, *, max_steps: int | None = None) -> Coverage:
+@dataclasses.dataclass(frozen=True, slots=True)
+class _Chunk:
+    """Consecutive cases of a corpus, sent to a worker process."""
+
+    cases: list[Case]
+    max_steps: int | None
+
+
+def _tally_chunk(chunk: _Chunk) -> _Tally:
+    """In a worker process: the tally of one chunk, with the pool's rule set."""
+    from quorem.engine.jobs import worker_ruleset  # noqa: PLC0415  (see _tally_in_workers)
+
+    collector = _Collector(worker_ruleset())
+    for case in chunk.cases:
+        collector.add(case, chunk.max_steps)
+    return collector.tally
+
+
+def _tally_in_workers(
+    cases: list[Case], ruleset: RuleSet, max_steps: int | None, jobs: int
+) -> _Tally:
+    """The tally of ``cases`` computed in ``jobs`` worker processes, chunk by chunk."""
+    # Imported here: multiprocessing is a sizeable share of every command's start-up.
+    from quorem.engine.jobs import chunks, ordered_results, start_pool  # noqa: PLC0415
+
+    size = max(1, min(_MAX_CHUNK, -(-len(cases) // (jobs * _CHUNKS_PER_WORKER))))
+    parts = (_Chunk(part, max_steps) for part in chunks(cases, size))
+    # The first chunk is tallied here, before the workers start: the dispatchers it
+    # compiles are inherited by forked workers, which would each compile them again.
+    collector = _Collector(ruleset)
+    for case in next(parts, _Chunk([], max_steps)).cases:
+        collector.add(case, max_steps)
+    tally = collector.tally
+    with contextlib.closing(
+        ordered_results(start_pool(jobs, ruleset), _tally_chunk, parts, jobs)
+    ) as results:
+        for part in results:
+            tally.merge(part)
+    return tally
+
+
+def coverage(
+    cases: Iterable[Case], ruleset: RuleSet, *, max_steps: int | None = None, jobs: int = 1
+) -> Coverage:
     """Rewrite every case with ``ruleset`` (as ``quorem simplify`` does) and report.
 
     Each case is rewritten by :func:`~quorem.engine.rewrite.rewrite_given` with its
     conditions, tracing the steps; the result's applications per rule sum to the steps
-    of those runs. See the module docstring for what is counted.
+    of those runs. See the module docstring for what is counted. ``jobs`` > 1 rewrites
+    the cases in that many worker processes (their terms are pickled), chunk by chunk:
+    the report is the same as in this process.
     """
+    if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
+        raise ValueError(f"jobs must be a positive integer, got {jobs!r}")
+    if jobs > 1:
+        return _report(_tally_in_workers(list(cases), ruleset, max_steps, jobs), ruleset)
     collector = _Collector(ruleset)
-    n = 0
     for case in cases:
         collector.add(case, max_steps)
-        n += 1
-    return collector.result(n)
+    return _report(collector.tally, ruleset)

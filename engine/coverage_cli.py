@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Final, TextIO
 
-from quorem.engine.cli_args import non_negative
+from quorem.engine.cli_args import non_negative, positive
 from quorem.engine.cli_rules import add_rules_options
 from quorem.engine.coverage import Case, coverage
 from quorem.engine.coverage_render import to_html, to_json, to_text
@@ -30,11 +30,12 @@ EXIT_LINE_ERRORS: Final = 1
 _TITLE_CORPORA: Final = 3  # corpora named in the HTML title; more are counted
 
 _EPILOG: Final = """\
-Each case is simplified as 'quorem simplify --batch' would; per rule the report gives its
-applications (they sum to the batch run's steps), the cases it fired in, the // and %
-its steps removed and its first application; the rules that never fired, those shadowed
-(they matched a term an earlier rule always took first), and the divisions left in the
-results grouped by shape (literals shown as C, variables renamed a, b, ...).
+Each case is simplified as 'quorem simplify --batch' would. The report gives, answer
+first: per rule that fired its applications (they sum to the batch run's steps), the
+cases it fired in, the // and % its steps removed and its first application; the
+divisions left in the results grouped by shape (literals shown as C, variables renamed
+a, b, ...); the rules shadowed (they matched a term an earlier rule always took first);
+and how many rules never fired (--never-fired lists them; --json and --html have all).
 
 exit status:
   0  every line of the corpora was simplified
@@ -74,15 +75,35 @@ def add_coverage_parser(subs: Any) -> None:
         metavar="N",
         help="rule application budget per line (default: as quorem simplify)",
     )
-    p.add_argument("--json", action="store_true", help="write the report as one JSON object")
+    p.add_argument(
+        "--jobs",
+        type=positive,
+        default=1,
+        metavar="N",
+        help="simplify the cases in N worker processes (default 1: in this process); "
+        "the report is the same",
+    )
+    p.add_argument(
+        "--never-fired",
+        action="store_true",
+        help="also list the rules that never fired (the text report counts them)",
+    )
+    p.add_argument(
+        "--json",
+        action="store_true",
+        help="write the report as one JSON object (every rule, the fired ones first)",
+    )
     p.add_argument(
         "--html", metavar="FILE", help="also write the report as a self-contained HTML page"
     )
     p.set_defaults(handler=run_coverage)
 
 
-def ruleset_of(rule_files: list[str], only: bool) -> RuleSet:
+def ruleset_of(rule_files: list[str], only: bool, allow_unproven: bool = False) -> RuleSet:
     """The files' rules followed by the shipped ones (only the files' with ``only``).
+
+    Unproven rules are refused where used, unless ``allow_unproven`` (see
+    :class:`~quorem.engine.ruleset.RuleSet`).
 
     Raises :class:`~quorem.engine.errors.RuleError` (``file:line:col``) for a bad file.
     """
@@ -90,11 +111,16 @@ def ruleset_of(rule_files: list[str], only: bool) -> RuleSet:
         raise CoverageUsageError("--only-rules needs at least one --rules FILE")
     if not rule_files:
         return default_ruleset()
-    return RuleSet.from_files(rule_files, with_shipped=not only)
+    return RuleSet.from_files(rule_files, with_shipped=not only, allow_unproven=allow_unproven)
 
 
-def read_cases(sources: list[str], default: Semantics, err: TextIO) -> tuple[list[Case], int]:
-    """The cases of every corpus, and how many lines could not be read (reported on err)."""
+def read_cases(
+    sources: list[str], default: Semantics, err: TextIO, command: str = "quorem coverage"
+) -> tuple[list[Case], int]:
+    """The cases of every corpus, and how many lines could not be read.
+
+    Each line not read is reported on ``err`` as ``COMMAND: FILE:LINE: why``.
+    """
     from quorem.engine.cli import LineError, _decode, _job_of, _lines  # noqa: PLC0415  (cycle)
 
     cases: list[Case] = []
@@ -103,7 +129,7 @@ def read_cases(sources: list[str], default: Semantics, err: TextIO) -> tuple[lis
         for lineno, text in _stream_lines(source, _lines):
             where = f"{source}:{lineno}"
             if text is None:
-                err.write(f"quorem coverage: {where}: not valid UTF-8\n")
+                err.write(f"{command}: {where}: not valid UTF-8\n")
                 bad += 1
                 continue
             if not text.strip():
@@ -111,7 +137,7 @@ def read_cases(sources: list[str], default: Semantics, err: TextIO) -> tuple[lis
             try:
                 job = _job_of(_decode(text), default)
             except LineError as exc:
-                err.write(f"quorem coverage: {where}: {exc}\n")
+                err.write(f"{command}: {where}: {exc}\n")
                 bad += 1
                 continue
             cases.append(Case(job.id or where, job.term, job.semantics, job.given))
@@ -138,11 +164,11 @@ def run_coverage(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     reported on ``err``). Raises :class:`CoverageUsageError` or a rules file's
     :class:`~quorem.engine.errors.RuleError` for usage and input errors (status 2).
     """
-    ruleset = ruleset_of(args.rules, args.only_rules)
+    ruleset = ruleset_of(args.rules, args.only_rules, args.allow_unproven)
     if args.corpus.count("-") > 1:
         raise CoverageUsageError("standard input ('-') can be read once")
     cases, bad = read_cases(args.corpus, Semantics(args.semantics), err)
-    report = coverage(cases, ruleset, max_steps=args.max_steps)
+    report = coverage(cases, ruleset, max_steps=args.max_steps, jobs=args.jobs)
     if args.html is not None:
         names = [Path(c).name for c in args.corpus]
         title = "quorem coverage: " + (
@@ -157,5 +183,5 @@ def run_coverage(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if args.json:
         out.write(json.dumps(to_json(report), indent=1) + "\n")
     else:
-        out.write(to_text(report))
+        out.write(to_text(report, never_fired=args.never_fired))
     return EXIT_LINE_ERRORS if bad or report.failed else EXIT_OK

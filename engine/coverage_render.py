@@ -55,7 +55,12 @@ def _residue_json(group: ResidueGroup) -> dict[str, Any]:
 
 
 def to_json(report: Coverage) -> dict[str, Any]:
-    """The report as a JSON-ready object (every rule, every residue group)."""
+    """The report as a JSON-ready object, the answer first.
+
+    The totals, then ``fired`` (the rules that fired, in priority order), ``residues``,
+    ``shadowed`` and ``never_fired`` (rule names, with ``never_fired_count``), the
+    ``failed`` cases, and last ``rules``: every rule of the set, fired or not.
+    """
     return {
         "cases": report.cases,
         "steps": report.steps,
@@ -63,11 +68,13 @@ def to_json(report: Coverage) -> dict[str, Any]:
         "ops_after": report.ops_after,
         "cases_with_divisions": report.cases_with_divisions,
         "stop_reasons": dict(report.stop_reasons),
-        "rules": [_rule_json(s) for s in report.rules],
-        "never_fired": [s.name for s in report.never_fired],
-        "shadowed": [s.name for s in report.shadowed],
+        "fired": [_rule_json(s) for s in report.rules if s.applications],
         "residues": [_residue_json(g) for g in report.residues],
+        "shadowed": [s.name for s in report.shadowed],
+        "never_fired_count": len(report.never_fired),
+        "never_fired": [s.name for s in report.never_fired],
         "failed": [{"case": label, "error": why} for label, why in report.failed],
+        "rules": [_rule_json(s) for s in report.rules],
     }
 
 
@@ -85,88 +92,140 @@ def _summary(report: Coverage) -> str:
     )
 
 
-def to_text(report: Coverage) -> str:
-    """The report for a terminal.
+def to_text(report: Coverage, *, never_fired: bool = False) -> str:
+    """The report for a terminal, the answer first.
 
-    The rules that fired (in priority order), the rules that never fired, the shadowed
-    ones and the most frequent residue shapes.
+    The summary, the rules that fired (in priority order), the most frequent residue
+    shapes, the shadowed rules, and how many rules never fired: listed with
+    ``never_fired``, else the line says which option lists them.
     """
-    fired = [s for s in report.rules if s.applications]
     lines = [f"quorem coverage: {_summary(report)}", ""]
-    if fired:
-        name_w = max(len("rule"), *(len(s.name) for s in fired))
-        where_w = max(len("where"), *(len(_where(s)) for s in fired))
-        head = f"{'rule':<{name_w}}  {'where':<{where_w}}  {'apps':>6}  {'cases':>5}"
-        lines.append(f"{head}  {'//-':>6}  {'%-':>6}  first application")
-        for s in fired:
-            first = "" if s.first is None else f"{s.first.before} -> {s.first.after}"
-            lines.append(
-                f"{s.name:<{name_w}}  {_where(s):<{where_w}}  {s.applications:>6}  "
-                f"{s.cases:>5}  {s.divs_removed:>6}  {s.mods_removed:>6}  "
-                f"{_clip(first, _TEXT_EXAMPLE)}"
-            )
-        lines.append(f"{'total':<{name_w}}  {'':<{where_w}}  {report.steps:>6}")
-    never = report.never_fired
-    lines.append("")
-    lines.append(f"never fired ({len(never)} of {len(report.rules)} rules):")
-    if never:
-        lines.extend(
-            textwrap.wrap(
-                ", ".join(s.name for s in never),
-                _WRAP,
-                initial_indent="  ",
-                subsequent_indent="  ",
-                break_on_hyphens=False,
-            )
+    lines += _fired_lines(report)
+    lines += ["", *_residue_lines(report)]
+    lines += ["", *_shadowed_lines(report)]
+    lines += ["", *_never_fired_lines(report, listed=never_fired)]
+    return "\n".join(lines) + "\n"
+
+
+def _fired_lines(report: Coverage) -> list[str]:
+    fired = [s for s in report.rules if s.applications]
+    if not fired:
+        return [f"no rule fired ({len(report.rules)} rules)"]
+    name_w = max(len("rule"), *(len(s.name) for s in fired))
+    where_w = max(len("where"), *(len(_where(s)) for s in fired))
+    head = f"{'rule':<{name_w}}  {'where':<{where_w}}  {'apps':>6}  {'cases':>5}"
+    lines = [f"{head}  {'//-':>6}  {'%-':>6}  first application"]
+    for s in fired:
+        first = "" if s.first is None else f"{s.first.before} -> {s.first.after}"
+        lines.append(
+            f"{s.name:<{name_w}}  {_where(s):<{where_w}}  {s.applications:>6}  "
+            f"{s.cases:>5}  {s.divs_removed:>6}  {s.mods_removed:>6}  "
+            f"{_clip(first, _TEXT_EXAMPLE)}"
         )
-    shadowed = report.shadowed
-    lines.append("")
-    lines.append(
-        f"shadowed ({len(shadowed)}: they matched, but an earlier rule always took the term):"
-    )
-    for s in shadowed:
-        by = ", ".join(f"{name} ({n})" for name, n in s.preempted_by.most_common())
-        lines.append(f"  {s.name} ({_where(s)}): taken by {by}")
+    lines.append(f"{'total':<{name_w}}  {'':<{where_w}}  {report.steps:>6}")
+    return lines
+
+
+def _residue_lines(report: Coverage) -> list[str]:
     groups = report.residues
     shown = groups[:_TEXT_RESIDUES]
-    lines.append("")
-    lines.append(
+    lines = [
         f"residues ({len(groups)} shapes in {report.cases_with_divisions} cases"
         + (f"; the {len(shown)} most frequent" if len(shown) < len(groups) else "")
         + "):"
-    )
+    ]
     if shown:
-        width = max(len(g.shape) for g in shown)
-        width = min(width, _TEXT_EXAMPLE)
+        width = min(max(len(g.shape) for g in shown), _TEXT_EXAMPLE)
         for g in shown:
             e = g.examples[0]
             shape = _clip(g.shape, width)
             cases = f"{g.cases} case" + ("s" if g.cases != 1 else "")
             lines.append(f"  {cases:>11}  {shape:<{width}}  e.g. {e.before} ({e.case})")
-    return "\n".join(lines) + "\n"
+    return lines
+
+
+def _shadowed_lines(report: Coverage) -> list[str]:
+    shadowed = report.shadowed
+    lines = [f"shadowed ({len(shadowed)}: they matched, but an earlier rule always took the term):"]
+    for s in shadowed:
+        by = ", ".join(f"{name} ({n})" for name, n in s.preempted_by.most_common())
+        lines.append(f"  {s.name} ({_where(s)}): taken by {by}")
+    return lines
+
+
+def _never_fired_lines(report: Coverage, *, listed: bool) -> list[str]:
+    never = report.never_fired
+    count = f"{len(never)} of {len(report.rules)} rules"
+    if not listed:
+        hint = " (list them with --never-fired)" if never else ""
+        return [f"never fired: {count}{hint}"]
+    lines = [f"never fired ({count}):"]
+    lines.extend(
+        textwrap.wrap(
+            ", ".join(s.name for s in never),
+            _WRAP,
+            initial_indent="  ",
+            subsequent_indent="  ",
+            break_on_hyphens=False,
+        )
+    )
+    return lines
 
 
 _STYLE: Final = """
 body { font-family: system-ui, sans-serif; margin: 2em; color: #222; }
 h1 { font-size: 1.4em; } h2 { font-size: 1.15em; margin-top: 2em; }
-table { border-collapse: collapse; font-size: 0.9em; }
+table { border-collapse: collapse; font-size: 0.9em; width: 100%; table-layout: fixed; }
 th, td { border-bottom: 1px solid #ddd; padding: 0.25em 0.6em; text-align: left;
-         vertical-align: top; }
+         vertical-align: top; overflow-wrap: break-word; }
+td code { overflow-wrap: anywhere; }
+th { overflow-wrap: normal; }
 th { background: #f3f3f3; position: sticky; top: 0; }
-td.n { text-align: right; font-variant-numeric: tabular-nums; }
+td.n, th.n { text-align: right; font-variant-numeric: tabular-nums; }
 code { font-family: ui-monospace, monospace; font-size: 0.95em; }
-td.name, td.where { white-space: nowrap; }
 tr.never td, tr.shadowed td { color: #777; }
 tr.shadowed td.name::after { content: " (shadowed)"; color: #b35900; }
+svg { max-width: 100%; height: auto; }
 svg text { font-family: ui-monospace, monospace; font-size: 11px; }
+details > summary { cursor: pointer; font-size: 1.15em; font-weight: bold; margin-top: 2em; }
 """
 _BAR_ROW: Final = 16
 _BAR_LABEL: Final = 300
 _BAR_WIDTH: Final = 500
+# Column widths of the rule tables (fixed layout: long terms wrap inside their cell).
+_RULE_COLUMNS: Final = (
+    ("rule", "", "16%"),
+    ("where", "", "13%"),
+    ("applied", "n", "8.5%"),
+    ("cases", "n", "5.5%"),
+    ("// removed", "n", "7%"),
+    ("% removed", "n", "7%"),
+    ("first application", "", "28%"),
+    ("matched, taken first by", "", "15%"),
+)
+_RESIDUE_COLUMNS: Final = (
+    ("shape", "", "25%"),
+    ("cases", "n", "6%"),
+    ("occurrences", "n", "10%"),
+    ("examples (residue in result)", "", "59%"),
+)
 
 
 def _e(text: object) -> str:
     return html.escape(str(text), quote=True)
+
+
+def _table(table_id: str, columns: tuple[tuple[str, str, str], ...], rows: list[str]) -> str:
+    cols = "".join(f'<col style="width: {width}">' for _, _, width in columns)
+    head = "".join(
+        f'<th class="{cls}">{_e(name)}</th>' if cls else f"<th>{_e(name)}</th>"
+        for name, cls, _ in columns
+    )
+    body = "\n".join(rows)
+    return (
+        f'<table id="{table_id}"><colgroup>{cols}</colgroup><thead><tr>{head}</tr></thead>'
+        f"<tbody>\n{body}\n</tbody></table>"
+    )
 
 
 def _rule_row(s: RuleStats) -> str:
@@ -197,8 +256,9 @@ def _bar_chart(rules: list[RuleStats]) -> str:
     height = _BAR_ROW * len(bars) + 4
     width = _BAR_LABEL + _BAR_WIDTH + 80
     parts = [
-        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
-        f'role="img" aria-label="// and % removed per rule">'
+        f'<svg id="chart" xmlns="http://www.w3.org/2000/svg" width="{width}" '
+        f'height="{height}" viewBox="0 0 {width} {height}" role="img" '
+        f'aria-label="// and % removed per rule">'
     ]
     for i, s in enumerate(bars):
         y = i * _BAR_ROW + 2
@@ -229,32 +289,35 @@ def _residue_row(g: ResidueGroup) -> str:
 def to_html(report: Coverage, title: str = "quorem coverage") -> str:
     """The report as one self-contained HTML page (inline CSS and SVG, no script).
 
-    The per-rule table (every rule), a bar chart of the ``//`` and ``%`` removed per rule
-    and the residue groups with examples.
+    The answer first: the summary, a bar chart of the ``//`` and ``%`` removed per rule,
+    the residue groups with examples, the rules that fired and the shadowed ones; the
+    rules that never fired last, folded (a ``<details>`` the reader opens). Long terms
+    wrap inside their cells: the page fits a 1280 px wide window.
     """
-    head = (
-        "<tr><th>rule</th><th>where</th><th>applications</th><th>cases</th><th>// removed</th>"
-        "<th>% removed</th><th>first application</th><th>matched, taken first by</th></tr>"
-    )
-    rows = "\n".join(_rule_row(s) for s in report.rules)
-    residues = "\n".join(_residue_row(g) for g in report.residues)
+    fired = [_rule_row(s) for s in report.rules if s.applications]
+    shadowed = [_rule_row(s) for s in report.shadowed]
+    unmatched = [_rule_row(s) for s in report.never_fired if not s.shadowed]
+    n_never = len(report.never_fired)
     return f"""<!DOCTYPE html>
-<html lang="en"><head><meta charset="utf-8"><title>{_e(title)}</title>
+<html lang="en"><head><meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>{_e(title)}</title>
 <style>{_STYLE}</style></head>
 <body>
 <h1>{_e(title)}</h1>
-<p id="summary">{_e(_summary(report))}. {len(report.never_fired)} of {len(report.rules)} rules
-never fired; {len(report.shadowed)} shadowed.</p>
-<h2>Rules</h2>
-<table id="rules"><thead>{head}</thead><tbody>
-{rows}
-</tbody></table>
+<p id="summary">{_e(_summary(report))}. {len(fired)} of {len(report.rules)} rules fired;
+{n_never} never fired ({len(shadowed)} of them shadowed: listed below; the others folded
+at the end).</p>
 <h2>// and % removed per rule</h2>
 {_bar_chart(report.rules)}
 <h2>Residues: divisions left, by shape</h2>
-<table id="residues"><thead><tr><th>shape</th><th>cases</th><th>occurrences</th>
-<th>examples (residue in result)</th></tr></thead><tbody>
-{residues}
-</tbody></table>
+{_table("residues", _RESIDUE_COLUMNS, [_residue_row(g) for g in report.residues])}
+<h2>Rules that fired ({len(fired)})</h2>
+{_table("rules", _RULE_COLUMNS, fired)}
+<h2>Shadowed rules ({len(shadowed)}): they matched, but an earlier rule always took the term</h2>
+{_table("shadowed", _RULE_COLUMNS, shadowed)}
+<details id="never-fired"><summary>Never fired, never matched ({len(unmatched)} rules)</summary>
+{_table("never", _RULE_COLUMNS, unmatched)}
+</details>
 </body></html>
 """

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import dataclasses
+from collections.abc import Sequence
+
 __all__ = [
     "DivisionByZeroError",
     "EvaluationError",
@@ -11,6 +14,9 @@ __all__ = [
     "RuleError",
     "RuleErrors",
     "TermError",
+    "UnprovenRule",
+    "UnprovenRuleError",
+    "UnprovenRuleWarning",
     "VariableClashError",
     "ZeroDivisorParseError",
 ]
@@ -62,6 +68,82 @@ class RuleErrors(RuleError):  # noqa: N818  (several RuleErrors: the plural says
 
     def __str__(self) -> str:
         return "\n".join(str(e) for e in self.errors)
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class UnprovenRule:
+    """A rule instance not proven for its semantics: who, where, what its record says.
+
+    ``status`` is ``unproven`` (no record speaks for it), ``stale`` (the record is of
+    another prover or an older text), ``unknown`` or ``unsound``; ``why`` says which
+    record and why; ``command`` proves it.
+    """
+
+    name: str
+    location: str
+    semantics: str
+    status: str
+    why: str
+    command: str
+
+    def __str__(self) -> str:
+        return (
+            f"{self.location}: rule {self.name} [{self.semantics}]: {self.status} "
+            f"({self.why}); prove it with: {self.command}"
+        )
+
+
+class UnprovenRuleError(QuoremError):
+    """Rules not proven for the semantics in use were about to be applied.
+
+    quorem applies only proven rules. Prove them with ``quorem verify FILE`` (which
+    writes ``FILE.proof.json``), or opt in with ``allow_unproven=True`` (the command
+    line's ``--allow-unproven``). ``rules`` lists each rule instance refused.
+    """
+
+    def __init__(self, rules: Sequence[UnprovenRule]) -> None:
+        self.rules = tuple(rules)
+        # One line per rule (its semantics together), at most _SHOWN of them.
+        by_rule: dict[tuple[str, str], list[UnprovenRule]] = {}
+        for r in self.rules:
+            by_rule.setdefault((r.location, r.name), []).append(r)
+        n = len(by_rule)
+        lines = [
+            f"{n} rule{'s' if n != 1 else ''} not proven for the semantics in use (quorem "
+            "applies only proven rules; prove them, or pass --allow-unproven / "
+            "allow_unproven=True to apply them anyway):"
+        ]
+        for group in list(by_rule.values())[:_SHOWN]:
+            first = group[0]
+            sems = "/".join(r.semantics for r in group)
+            statuses = ", ".join(dict.fromkeys(r.status for r in group))
+            whys = "; ".join(dict.fromkeys(r.why for r in group))
+            lines.append(
+                f"  {first.location}: rule {first.name} [{sems}]: {statuses} ({whys}); "
+                f"prove it with: {first.command}"
+            )
+        if n > _SHOWN:
+            commands = ", ".join(dict.fromkeys(g[0].command for g in by_rule.values()))
+            lines.append(f"  ... and {n - _SHOWN} more (prove them with: {commands})")
+        super().__init__("\n".join(lines))
+
+    def __reduce__(self) -> tuple[type[UnprovenRuleError], tuple[tuple[UnprovenRule, ...]]]:
+        # Rebuilt from the rules, not the message (a worker process raises it to its parent).
+        return (type(self), (self.rules,))
+
+
+_SHOWN = 12
+
+
+class UnprovenRuleWarning(UserWarning):
+    """A result was rewritten by rules not proven, applied because the caller allowed it.
+
+    ``rules`` names them.
+    """
+
+    def __init__(self, message: str, rules: Sequence[str]) -> None:
+        super().__init__(message)
+        self.rules = tuple(rules)
 
 
 class TermError(QuoremError):

@@ -14,7 +14,8 @@ import dataclasses
 import enum
 import gc
 from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from contextvars import ContextVar
 from itertools import filterfalse
 
 from quorem.engine.batch import BATCH_ATOMS, BatchRule, batch_hook, batch_rules
@@ -180,6 +181,9 @@ class RewriteResult:
             order: for a cycle, the rules applied from the term that came back to its
             return; for a step or size limit, the most applied rules that together made
             at least half of the steps. Empty at a fixed point.
+        unproven_rules: the rules applied that are not proven for their semantics
+            (possible only with a rule set that allows them, see
+            :class:`~quorem.engine.ruleset.RuleSet`), in order of first application.
 
     """
 
@@ -191,6 +195,7 @@ class RewriteResult:
     given: tuple[Term, ...] = ()
     given_never_hold: bool = False
     culprits: tuple[str, ...] = ()
+    unproven_rules: tuple[str, ...] = ()
 
     @property
     def rules(self) -> list[str]:
@@ -539,7 +544,44 @@ def _rewrite(
         culprits = _cycle_rules(seen, cycles)
     elif reason is not _FIXED_POINT:
         culprits = _busiest_rules(counts, n_steps)
-    return RewriteResult(out, reason, n_steps, Counter(counts), steps or [], culprits=culprits)
+    unproven = unproven_applied(ruleset, counts)
+    return RewriteResult(
+        out,
+        reason,
+        n_steps,
+        Counter(counts),
+        steps or [],
+        culprits=culprits,
+        unproven_rules=unproven,
+    )
+
+
+def unproven_applied(ruleset: RuleSet, counts: Iterable[str]) -> tuple[str, ...]:
+    """The rules of ``counts`` (names, in order) that ``ruleset`` holds unproven."""
+    names = ruleset.unproven_names
+    return tuple(n for n in counts if n in names) if names else ()
+
+
+# The unproven rules applied within track_unproven() blocks, per thread and task.
+_UNPROVEN_SEEN: ContextVar[dict[str, None] | None] = ContextVar("unproven_seen", default=None)
+
+
+@contextlib.contextmanager
+def track_unproven() -> Iterator[dict[str, None]]:
+    """Within the block, every unproven rule any rewrite applies is added to the dict.
+
+    In order of first application (the dict's keys). For passes that return terms
+    only (indexing maps, emission), so that each result they touch can say so.
+    """
+    seen: dict[str, None] = {}
+    outer = _UNPROVEN_SEEN.get()
+    token = _UNPROVEN_SEEN.set(seen)
+    try:
+        yield seen
+    finally:
+        _UNPROVEN_SEEN.reset(token)
+        if outer is not None:
+            outer.update(seen)
 
 
 def _cycle_rules(steps: list[Step], cycles: list[tuple[Term, int]]) -> tuple[str, ...]:
@@ -636,7 +678,32 @@ def _phases(
     cycles: list[tuple[Term, int]] | None = None,
     strict: bool = False,
 ) -> tuple[Term, StopReason, int]:
-    """The early phase, then all rules (see :func:`rewrite`; ``strict``: :func:`_context_pass`)."""
+    """The early phase, then all rules (see :func:`rewrite`; ``strict``: :func:`_context_pass`).
+
+    Raises UnprovenRuleError first when a rule the rule set refuses is in use for
+    ``term`` (:meth:`~quorem.engine.ruleset.RuleSet.check_term`).
+    """
+    if ruleset.refused:
+        ruleset.check_term(term)
+    result = _phases_proven(term, ruleset, budget, counts, steps, cycles=cycles, strict=strict)
+    if ruleset.unproven_names:
+        seen = _UNPROVEN_SEEN.get()
+        if seen is not None:
+            seen.update(dict.fromkeys(unproven_applied(ruleset, counts)))
+    return result
+
+
+def _phases_proven(
+    term: Term,
+    ruleset: RuleSet,
+    budget: Budget,
+    counts: dict[str, int],
+    steps: list[Step] | None,
+    *,
+    cycles: list[tuple[Term, int]] | None = None,
+    strict: bool = False,
+) -> tuple[Term, StopReason, int]:
+    """:func:`_phases` once the rules in use are known to be allowed."""
     if point_variables_built():
         term = pin_point_variables(term)
     early = ruleset.early_dispatchers()

@@ -18,9 +18,12 @@ from __future__ import annotations
 
 import dataclasses
 import enum
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 from quorem.engine.ops import DIV_OF, MOD_OF, Op, Semantics
+
+if TYPE_CHECKING:
+    from quorem.engine.proofrecord import RuleProof
 
 __all__ = [
     "AGGREGATES",
@@ -290,6 +293,9 @@ class Rule:
         file: the rules file the rule came from.
         line: the line of its ``rule`` header.
         text: the rule's source text (for reports and proof caches).
+        proof: what the proof records say of the rule
+            (:mod:`quorem.engine.proofrecord`), attached when it is loaded; None for a
+            rule no record was looked up for (it counts as unproven).
 
     """
 
@@ -305,6 +311,7 @@ class Rule:
     file: str = "<rules>"
     line: int = 0
     text: str = ""
+    proof: RuleProof | None = dataclasses.field(default=None, compare=False, hash=False, repr=False)
 
     @property
     def early(self) -> bool:

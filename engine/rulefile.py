@@ -29,10 +29,11 @@ from pathlib import Path
 from typing import Final
 
 from quorem.engine import syntax as sx
-from quorem.engine.codecache import load_parsed, store_parsed
+from quorem.engine.codecache import load_parsed, shipped, store_parsed
 from quorem.engine.errors import ParseError, RuleError, RuleErrors
 from quorem.engine.ops import Semantics
 from quorem.engine.printer import int_text
+from quorem.engine.proofrecord import attach_proofs
 from quorem.engine.rule import (
     AGGREGATES,
     CONST_FUNCS,
@@ -863,11 +864,25 @@ def _decode(data: bytes, file: str) -> str:
         raise RuleError(reason, line, col, file) from None
 
 
+def _no_rules_error(text: str, file: str) -> RuleError:
+    """The error for a rules file holding no rule: empty, or comments and blank lines only."""
+    empty = not text.removeprefix("\ufeff").strip()
+    what = "is empty" if empty else "holds only comments and blank lines"
+    return RuleError(
+        f"no rules: the file {what} (a rule starts with a line 'rule NAME')", 1, 1, file
+    )
+
+
 def load_rule_files(paths: Iterable[str | Path]) -> list[Rule]:
     """Load rules files in order; rule names must be unique across all of them.
 
+    A file with no rule (empty, or only comments and blank lines) is a RuleError: it is
+    a wrong path or an unfinished file, never a rule set meant to be empty.
+
     The parse of files read before (same bytes, same engine) is taken from
     :func:`~quorem.engine.codecache.load_parsed`: parsing is a large share of start-up.
+    Each rule carries what its file's proof record (``FILE.proof.json``) says of it
+    (:func:`~quorem.engine.proofrecord.attach_proofs`).
     """
     files: list[tuple[str, bytes]] = []
     for path in paths:
@@ -880,13 +895,17 @@ def load_rule_files(paths: Iterable[str | Path]) -> list[Rule]:
             ) from None
     cached = load_parsed(files)
     if isinstance(cached, list) and all(isinstance(r, Rule) for r in cached):
-        return cached
+        return attach_proofs(cached, files, shipped=shipped)
     rules: list[Rule] = []
     errors: list[RuleError] = []
     for name, data in files:
         # Every file is read, so that one run reports the problems of all of them.
         try:
-            rules.extend(parse_rules(_decode(data, name), name))
+            text = _decode(data, name)
+            found = parse_rules(text, name)
+            if not found:
+                raise _no_rules_error(text, name)
+            rules.extend(found)
         except RuleErrors as exc:
             errors.extend(exc.errors)
         except RuleError as exc:
@@ -895,4 +914,4 @@ def load_rule_files(paths: Iterable[str | Path]) -> list[Rule]:
         errors.extend(unique_name_errors(rules))
     raise_all(errors)
     store_parsed(files, rules)
-    return rules
+    return attach_proofs(rules, files, shipped=shipped)

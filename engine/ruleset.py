@@ -17,11 +17,12 @@ from quorem.engine.compiled import (
     compile_rule,
     sum_needs,
 )
-from quorem.engine.errors import RuleError
+from quorem.engine.errors import RuleError, UnprovenRule, UnprovenRuleError
 from quorem.engine.interpret import Undetermined, evaluate_expr, evaluate_to_term
 from quorem.engine.matcher import Bindings, match
 from quorem.engine.matcher import child_cost as _child_cost
-from quorem.engine.ops import COMMUTATIVE, Op, Semantics
+from quorem.engine.ops import COMMUTATIVE, SEMANTICS_OF, Op, Semantics
+from quorem.engine.proofrecord import PROVEN, proofs_from_record, semantics_key
 from quorem.engine.rule import (
     Name,
     Pattern,
@@ -37,6 +38,7 @@ from quorem.engine.rule import (
 )
 from quorem.engine.rulefile import check_unique_names, load_rule_files, parse_rules, raise_all
 from quorem.engine.term import Term
+from quorem.engine.walk import nodes
 
 __all__ = [
     "CompiledRule",
@@ -191,6 +193,36 @@ def _check_binding_order(rule: Rule) -> None:
     visit(rule.pattern)
 
 
+def instance_problem(rule: Rule, semantics: Semantics | None) -> UnprovenRule | None:
+    """Why ``rule`` is not proven for ``semantics``, or None when its proof record says it is."""
+    proof = rule.proof
+    if proof is not None and proof.proves(semantics):
+        return None  # the common case, first: no message is built
+    in_file = rule.file not in ("", "<rules>") and not rule.file.startswith("<")
+    command = (
+        f"quorem verify {rule.file}"
+        if in_file
+        else "write the rules to FILE and run quorem verify FILE (then load FILE, or "
+        "pass proofs=FILE.proof.json)"
+    )
+    if proof is None:
+        status, why = "unproven", "no proof record was read for it"
+    else:
+        status, why = proof.status(semantics), proof.why(semantics)
+    if status == PROVEN:
+        return None
+    return UnprovenRule(rule.name, rule.location, semantics_key(semantics), status, why, command)
+
+
+def _has_division(p: Pattern) -> bool:
+    """Whether pattern ``p`` holds a ``//`` or ``%`` of the rule's semantics."""
+    if isinstance(p, POp):
+        return p.op in ("div", "mod") or any(_has_division(c) for c in p.children)
+    if isinstance(p, PSum):
+        return any(_has_division(a.pattern) for a in p.addends)
+    return False
+
+
 def dispatch_entries(rules: Sequence[CompiledRule]) -> list[DispatchEntry]:
     """What :func:`~quorem.engine.compiled.compile_dispatch` is given for ``rules``."""
     return [
@@ -239,16 +271,37 @@ class RuleSet:
     """
 
     def __init__(
-        self, rules: Sequence[Rule], *, compiled: bool = True, reuse: RuleSet | None = None
+        self,
+        rules: Sequence[Rule],
+        *,
+        compiled: bool = True,
+        reuse: RuleSet | None = None,
+        allow_unproven: bool = False,
     ) -> None:
         """Check and compile ``rules``.
 
         ``reuse``: a rule set whose instances of the very same rule objects are taken
         as they are instead of compiled again (compiling is most of the start-up
         time; an instance does not depend on the set it is in).
+
+        Only rule instances proven for their semantics (:attr:`Rule.proof`, from the
+        rules file's proof record) are applied. The others are listed in
+        :attr:`unproven`; unless ``allow_unproven``, they are left out of the rewriter
+        (:attr:`refused`), and rewriting a term they could apply to raises
+        :class:`~quorem.engine.errors.UnprovenRuleError` naming them (see
+        :meth:`check_term`). With ``allow_unproven`` they are applied, and each result
+        they touch says so (``RewriteResult.unproven_rules``).
         """
         check_unique_names(rules)
         self.rules: tuple[Rule, ...] = tuple(rules)
+        self.allow_unproven = allow_unproven
+        self.unproven: tuple[UnprovenRule, ...] = ()
+        self.refused: tuple[UnprovenRule, ...] = ()
+        self.unproven_names: frozenset[str] = frozenset()
+        unproven: list[UnprovenRule] = []
+        # The semantics under which a refused instance can match a term without a
+        # division of its own semantics (its pattern holds no ``//`` or ``%``).
+        self._refused_anywhere: set[Semantics | None] = set()
         self.compiled: list[CompiledRule] = []
         by_op: dict[Op, list[CompiledRule]] = {op: [] for op in Op}
         self.is_compiled: bool = compiled
@@ -280,10 +333,17 @@ class RuleSet:
                     )
                 )
                 continue
-            for c in instances:
+            for c in self._admitted(instances, unproven, allow_unproven):
                 self.compiled.append(c)
                 by_op[c.root].append(c)
         raise_all(errors)
+        self.unproven = tuple(unproven)
+        if allow_unproven:
+            # The rules a result may have been rewritten by without a proof (a rule
+            # proven for one semantics and not another counts: reports err on the safe side).
+            self.unproven_names = frozenset(u.name for u in unproven)
+        else:
+            self.refused = self.unproven
         if compiled:
             rule_cache().save()  # what was compiled here, for the next process
         self._by_op = {op: tuple(rs) for op, rs in by_op.items()}
@@ -291,6 +351,25 @@ class RuleSet:
         early = {op: tuple(c for c in rs if c.rule.early) for op, rs in self._by_op.items()}
         has_early = any(early.values())
         self._early_dispatch = _Dispatchers(early) if has_early else None
+
+    def _admitted(
+        self, instances: list[CompiledRule], unproven: list[UnprovenRule], allow: bool
+    ) -> list[CompiledRule]:
+        """The instances the rewriter may apply: proven ones, and the others if ``allow``.
+
+        Each instance not proven is added to ``unproven``.
+        """
+        out = []
+        for c in instances:
+            problem = instance_problem(c.rule, c.semantics)
+            if problem is not None:
+                unproven.append(problem)
+                if not allow:
+                    if not _has_division(c.rule.pattern):
+                        self._refused_anywhere.add(c.semantics)
+                    continue
+            out.append(c)
+        return out
 
     @staticmethod
     def _instances(rule: Rule, *, compiled: bool) -> list[CompiledRule]:
@@ -302,6 +381,32 @@ class RuleSet:
             code = compile_rule(rule, sem) if compiled else None
             out.append(CompiledRule(rule, sem, root, _shape(rule.pattern, sem), code))
         return out
+
+    def require_proven(self, semantics: Iterable[Semantics | None]) -> None:
+        """Raise UnprovenRuleError naming the refused rule instances of ``semantics``.
+
+        Rules without division (semantics None) are always in use. Does nothing when
+        unproven rules are allowed or there are none.
+        """
+        if not self.refused:
+            return
+        using = {semantics_key(s) for s in semantics} | {"any"}
+        hit = [u for u in self.refused if u.semantics in using]
+        if hit:
+            raise UnprovenRuleError(hit)
+
+    def check_term(self, term: Term) -> None:
+        """Raise UnprovenRuleError if a refused rule instance is in use for ``term``.
+
+        In use: rules without division, rules of a semantics ``term`` divides in, and
+        rules whose pattern holds no division (they can match anywhere). Rewriting
+        calls this first; it costs nothing when every rule is proven.
+        """
+        if not self.refused:
+            return
+        using: set[Semantics | None] = {None, *self._refused_anywhere}
+        using.update(SEMANTICS_OF[n.op] for n in nodes(term) if n.op in SEMANTICS_OF)
+        self.require_proven(using)
 
     def rules_for(self, op: Op) -> tuple[CompiledRule, ...]:
         """The rule instances that may match a node with operator ``op``, by priority."""
@@ -342,13 +447,22 @@ class RuleSet:
     def __iter__(self) -> Iterator[Rule]:
         return iter(self.rules)
 
-    def extend(self, rules: Iterable[Rule], *, first: bool = False) -> RuleSet:
+    def extend(
+        self, rules: Iterable[Rule], *, first: bool = False, allow_unproven: bool | None = None
+    ) -> RuleSet:
         """A new rule set: this one's rules and ``rules`` (after them, or before if ``first``).
 
         The rule set itself is not changed (rule sets are shared between threads, the
         shipped one by every caller); its compiled instances are reused. Rule names must
         stay unique: a RuleError names each rule of ``rules`` whose name is taken.
+        ``allow_unproven``: as for the constructor; by default allowed when this rule
+        set or ``rules`` (when a RuleSet) allows them.
         """
+        allow = (
+            allow_unproven
+            if allow_unproven is not None
+            else self.allow_unproven or bool(getattr(rules, "allow_unproven", False))
+        )
         added = tuple(rules)
         taken = {r.name: r for r in self.rules}
         raise_all(
@@ -364,7 +478,7 @@ class RuleSet:
             ]
         )
         ordered = (*added, *self.rules) if first else (*self.rules, *added)
-        return RuleSet(ordered, compiled=self.is_compiled, reuse=self)
+        return RuleSet(ordered, compiled=self.is_compiled, reuse=self, allow_unproven=allow)
 
     @classmethod
     def shipped(cls) -> RuleSet:
@@ -372,22 +486,45 @@ class RuleSet:
         return default_ruleset()
 
     @classmethod
-    def from_files(cls, paths: Iterable[str | Path], *, with_shipped: bool = False) -> RuleSet:
+    def from_files(
+        cls,
+        paths: Iterable[str | Path],
+        *,
+        with_shipped: bool = False,
+        allow_unproven: bool = False,
+    ) -> RuleSet:
         """Load and check rules files (names unique across them), in the order given.
 
         With ``with_shipped``, the shipped rules follow the files' rules: the files' rules
         are tried first wherever both match, as ``quorem simplify --rules FILE`` does.
         Every problem of every file is reported (a RuleErrors when there are several).
+        Each file's proof record (``FILE.proof.json``, written by ``quorem verify
+        FILE``) says which of its rules are proven; see the constructor for the others.
         """
         loaded = load_rule_files(paths)
         if with_shipped:
-            return default_ruleset().extend(loaded, first=True)
-        return cls(loaded)
+            return default_ruleset().extend(loaded, first=True, allow_unproven=allow_unproven)
+        return cls(loaded, allow_unproven=allow_unproven)
 
     @classmethod
-    def from_text(cls, text: str, file: str = "<rules>") -> RuleSet:
-        """A rule set from the text of one rules file."""
-        return cls(parse_rules(text, file))
+    def from_text(
+        cls,
+        text: str,
+        file: str = "<rules>",
+        *,
+        proofs: str | Path | None = None,
+        allow_unproven: bool = False,
+    ) -> RuleSet:
+        """A rule set from the text of one rules file.
+
+        ``proofs``: a proof record (``X.proof.json`` written by ``quorem verify X``) that
+        vouches for the rules whose text it proved; without one, every rule is unproven
+        and is applied only with ``allow_unproven`` (see the constructor).
+        """
+        rules = parse_rules(text, file)
+        if proofs is not None:
+            rules = proofs_from_record(rules, Path(proofs))
+        return cls(rules, allow_unproven=allow_unproven)
 
     def __bool__(self) -> bool:
         # An empty rule set is a rule set, not "no rule set": ``rules or default`` must

@@ -205,8 +205,13 @@ class Term:
     def __repr__(self) -> str:
         return f"Term({str(self)!r})"
 
-    def __reduce__(self) -> NoReturn:
-        raise TypeError("terms are interned; serialise them with str() and quorem.parse")
+    def __reduce__(self) -> tuple[Callable[[list[_Node]], Term], tuple[list[_Node]]]:
+        """Pickle support: the term's nodes, interned again where it is unpickled.
+
+        Unpickled, the term is the very object an equal term built there is (bounds,
+        semantics and all; see :func:`_unpickle`).
+        """
+        return _unpickle, (_nodes_of(self),)
 
     @property
     def is_const(self) -> bool:
@@ -1272,3 +1277,57 @@ def rebuild(term: Term, args: Sequence[Term]) -> Term:
         return term
     a, b = args
     return binary(op, a, b)
+
+
+# ---------------------------------------------------------------------------- pickling
+# A pickled term is its distinct nodes, operands first: ``(op, operand indices, arg)``
+# per node, an operand named by its index in the list. Flat, so a term of any depth
+# pickles without recursion, and a subterm shared within the term is written once.
+_Node = tuple[int, tuple[int, ...], Any]
+
+
+def _nodes_of(term: Term) -> list[_Node]:
+    """``term``'s distinct nodes in post-order, each as ``(op value, operand indices, arg)``."""
+    index: dict[Term, int] = {}
+    nodes: list[_Node] = []
+    stack: list[tuple[Term, bool]] = [(term, False)]
+    while stack:
+        t, ready = stack.pop()
+        if t in index:
+            continue
+        if not ready:
+            stack.append((t, True))
+            stack.extend((a, False) for a in reversed(t.args) if a not in index)
+            continue
+        index[t] = len(nodes)
+        nodes.append((_OP_VALUE[t.op], tuple([index[a] for a in t.args]), t.arg))
+    return nodes
+
+
+def _unpickle(nodes: list[_Node]) -> Term:
+    """The term :func:`_nodes_of` wrote, interned in this process.
+
+    Each node is entered in the intern table as it was built where it was pickled (its
+    canonical form is not computed again, so it cannot come out as another term), and
+    the process-wide facts the rewriter consults are recorded as the constructors do:
+    a one-value variable was built (:func:`point_variables_built`), an ``and``/``or``
+    node was (:func:`logic_built`); variables are counted for :func:`check_one_name`.
+    """
+    built: list[Term] = []
+    for value, operands, arg in nodes:
+        op = Op(value)
+        args = tuple([built[i] for i in operands])
+        if op is _VAR:
+            t = var(*arg)
+        elif op is _CONST:
+            t = const(arg)
+        elif op is _ADD:
+            t = _make_sum(args, tuple(arg[0]), arg[1])
+        elif op is _MUL:
+            t = _make(_MUL, args, None)
+        else:
+            if (op is _AND or op is _OR) and not _LOGIC_BUILT:
+                _LOGIC_BUILT.append(True)
+            t = _make_binary(op, *args)
+        built.append(t)
+    return built[-1]

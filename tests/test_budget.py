@@ -45,7 +45,9 @@ rule spread
     [(GROW, "a < b"), (SQUARE, "a + 3"), (GROW, "(a + 2) < (b*3 + 7)")],
 )
 def test_rules_that_grow_integers_stop_with_a_size_limit(rules: str, text: str) -> None:
-    result = quorem.explain(quorem.parse(text), RuleSet.from_text(rules, "<user>"))
+    result = quorem.explain(
+        quorem.parse(text), RuleSet.from_text(rules, "<user>", allow_unproven=True)
+    )
     assert result.reason is StopReason.SIZE_LIMIT
     # The bits budget: a few hundred bits, reached in a few hundred steps at most.
     assert result.steps < 1000
@@ -54,7 +56,7 @@ def test_rules_that_grow_integers_stop_with_a_size_limit(rules: str, text: str) 
 
 def test_rules_that_grow_the_term_stop_within_a_budget_relative_to_the_input() -> None:
     t = quorem.parse("max(a, b)", {"a": (0, 9), "b": (0, 9)})
-    result = quorem.explain(t, RuleSet.from_text(SPREAD, "<user>"))
+    result = quorem.explain(t, RuleSet.from_text(SPREAD, "<user>", allow_unproven=True))
     assert result.reason in (StopReason.STEP_LIMIT, StopReason.SIZE_LIMIT, StopReason.CYCLE)
     assert result.steps <= budget_for(t).steps
 
@@ -62,7 +64,7 @@ def test_rules_that_grow_the_term_stop_within_a_budget_relative_to_the_input() -
 def test_simplify_warns_when_it_stops_before_a_fixed_point() -> None:
     t = quorem.parse("a < b")
     with pytest.warns(IncompleteRewriteWarning, match="size limit") as record:
-        out = quorem.simplify(t, RuleSet.from_text(GROW, "<user>"))
+        out = quorem.simplify(t, RuleSet.from_text(GROW, "<user>", allow_unproven=True))
     assert record[0].message.reason == "size limit"  # type: ignore[union-attr]
     # The warning names the rule to blame, as explain's culprits do.
     assert record[0].message.culprits == ("grow",)  # type: ignore[union-attr]
@@ -71,7 +73,7 @@ def test_simplify_warns_when_it_stops_before_a_fixed_point() -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("error", IncompleteRewriteWarning)
         with pytest.raises(IncompleteRewriteWarning):
-            quorem.simplify(t, RuleSet.from_text(GROW, "<user>"))
+            quorem.simplify(t, RuleSet.from_text(GROW, "<user>", allow_unproven=True))
 
 
 def test_a_step_limit_warns_too_and_explain_does_not() -> None:

@@ -99,7 +99,7 @@ def test_var_given_twice(capsys: pytest.CaptureFixture[str]) -> None:
     """The same variable bounded twice is an error, not a silent override."""
     status, _, err = run(capsys, "simplify", "x", "--var", "x=0:1", "--var", "x=0:2")
     assert status == 2
-    assert "quorem: error: argument --var: variable x is given twice" in err
+    assert "quorem simplify: error: argument --var: variable x is given twice" in err
 
 
 def test_unused_var_warns(capsys: pytest.CaptureFixture[str]) -> None:
@@ -190,7 +190,7 @@ def test_step_limit_warns_on_stderr(capsys: pytest.CaptureFixture[str]) -> None:
     status, out, err = run(capsys, "simplify", PITCHED_EXPR, *SEED_VARS, "--max-steps", "1")
     assert status == 0
     assert out.strip() != "R2 + R3*32"
-    assert "quorem: warning:" in err
+    assert "quorem simplify: warning:" in err
     assert "step limit" in err
 
 
@@ -205,7 +205,7 @@ def test_bad_expression_is_input_error(
     status, out, err = run(capsys, "simplify", expr)
     assert status == 2
     assert out == ""
-    assert err.startswith(f"quorem: error: <expr>:{where}: ")
+    assert err.startswith(f"quorem simplify: error: <expr>:{where}: ")
     assert err.rstrip().endswith("^")
     assert "Traceback" not in err
 
@@ -398,7 +398,7 @@ def test_batch_missing_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) 
     """An unreadable batch file is an input error (exit 2)."""
     status, out, err = run(capsys, "simplify", "--batch", str(tmp_path / "nope.jsonl"))
     assert (status, out) == (2, "")
-    assert err.startswith("quorem: error: cannot read ")
+    assert err.startswith("quorem simplify: error: cannot read ")
 
 
 def test_batch_rejects_single_options(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

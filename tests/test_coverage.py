@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import contextlib
+import html
 import io
 import json
 import os
+import re
 import shutil
 import subprocess
 from collections import Counter
@@ -98,6 +100,13 @@ def test_shadowed_never_fired_and_residues(bench: tuple[Path, Path]) -> None:
     assert by_rule["mine-mod-small-wide"]["preempted_by"] == {"mine-mod-small": 1}
     assert report["shadowed"] == ["mine-mod-small-wide"]
     assert report["never_fired"] == ["mine-mod-small-wide", "mine-div-huge"]
+    assert report["never_fired_count"] == 2
+    # The answer first: totals, the fired rules, the residues; every rule last.
+    keys = list(report)
+    assert keys.index("fired") < keys.index("residues") < keys.index("never_fired")
+    assert keys[-1] == "rules"
+    assert report["fired"] == [r for r in report["rules"] if r["applications"]]
+    assert [r["name"] for r in report["fired"]] == ["mine-mod-small"]
     assert not by_rule["mine-div-huge"]["shadowed"]
     assert report["cases_with_divisions"] == 2
     shapes = {g["shape"]: g for g in report["residues"]}
@@ -148,6 +157,27 @@ def test_text_report_and_exit_codes(bench: tuple[Path, Path], tmp_path: Path) ->
     assert "mine-mod-small  mine.rules:3" in out
     assert "shadowed (1: " in out
     assert "mine-mod-small-wide (mine.rules:10): taken by mine-mod-small (1)" in out
+    # The answer first: fired rules, residues, shadowed; the rules that never fired are
+    # counted, with the option that lists them.
+    order = [out.index(h) for h in ("rule  ", "residues (", "shadowed (", "never fired: ")]
+    assert order == sorted(order)
+    assert out.rstrip().endswith("never fired: 2 of 3 rules (list them with --never-fired)")
+    assert "mine-div-huge" not in out
+    status, listed, _ = run(
+        "coverage", str(corpus), "--rules", str(rules), "--only-rules", "--never-fired"
+    )
+    assert status == 0
+    assert listed.rstrip().endswith(
+        "never fired (2 of 3 rules):\n  mine-mod-small-wide, mine-div-huge"
+    )
+    assert listed.startswith(out[: out.index("never fired: ")])
+    # Nothing fired: said so, and every rule counted as never fired.
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("\n")
+    status, out, _ = run("coverage", str(empty), "--rules", str(rules), "--only-rules")
+    assert status == 0
+    assert "\nno rule fired (3 rules)\n" in out
+    assert out.rstrip().endswith("never fired: 3 of 3 rules (list them with --never-fired)")
     # A bad line is reported with its file and line, the others still counted: exit 1.
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"expr": "x %% 3"}\n{"expr": "x % 3", "vars": {"x": [0, 2]}}\n')
@@ -177,6 +207,99 @@ def _chromium() -> str | None:
     return found
 
 
+def _dump_dom(chromium: str, page: Path, tmp_path: Path, *extra: str) -> str:
+    """The DOM of ``page`` once loaded in headless Chromium (scripts run)."""
+    done = subprocess.run(
+        [
+            chromium,
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-quic",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            f"--user-data-dir={tmp_path / 'profile'}",
+            *extra,
+            "--dump-dom",
+            page.as_uri(),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    return done.stdout
+
+
+# Appended to a copy of the page (the page itself has no script): its layout in the
+# window, written into the DOM for --dump-dom.
+_MEASURE = """<script>
+const topOf = (id) => {
+  const e = document.getElementById(id);
+  return e === null ? null : e.getBoundingClientRect().top + window.scrollY;
+};
+let right = 0;
+for (const e of document.body.querySelectorAll("*")) {
+  right = Math.max(right, e.getBoundingClientRect().right + window.scrollX);
+}
+const layout = {
+  innerWidth: window.innerWidth,
+  scrollWidth: document.documentElement.scrollWidth,
+  right: right,
+  tops: Object.fromEntries(
+    ["summary", "chart", "residues", "rules", "shadowed", "never-fired"]
+      .map((id) => [id, topOf(id)])
+  ),
+};
+document.body.setAttribute("data-layout", JSON.stringify(layout));
+</script>"""
+
+
+def test_html_fits_1280_px_and_answers_first(bench: tuple[Path, Path], tmp_path: Path) -> None:
+    """In a 1280 px wide window nothing sticks out (long terms, names and ids wrap inside
+    their cells), and the summary and chart come before the tables, the residues before
+    the rules, the rules that never fired last."""
+    chromium = _chromium()
+    rules, corpus = bench
+    wide = tmp_path / "wide.jsonl"
+    long_name = "a_variable_name_long_enough_to_need_a_line_of_its_own_" * 2
+    terms = " + ".join(f"({long_name}*{k} + {k})//{k + 1}" for k in range(1, 9))
+    wide.write_text(
+        corpus.read_text(encoding="utf-8")
+        + json.dumps(
+            {"id": "an-id-without-spaces-" * 8, "expr": terms, "vars": {long_name: [0, 99]}}
+        )
+        + "\n"
+        + json.dumps({"id": "recombine", "expr": f"({terms})//7*7 + ({terms})%7"})
+        + "\n",
+        encoding="utf-8",
+    )
+    page = tmp_path / "coverage.html"
+    status, _, err = run("coverage", str(wide), "--rules", str(rules), "--html", str(page))
+    assert status == 0, err
+    measured = tmp_path / "measured.html"
+    text = page.read_text(encoding="utf-8")
+    measured.write_text(text.replace("</body>", _MEASURE + "</body>"), encoding="utf-8")
+    dom = _dump_dom(chromium, measured, tmp_path, "--window-size=1280,900", "--hide-scrollbars")
+    found = re.search(r'data-layout="([^"]*)"', dom)
+    assert found is not None, dom[:2000]
+    layout = json.loads(html.unescape(found.group(1)))
+    assert layout["innerWidth"] == 1280
+    assert layout["scrollWidth"] <= 1280, layout
+    assert layout["right"] <= 1280, layout
+    tops = layout["tops"]
+    order = ["summary", "chart", "residues", "rules", "shadowed", "never-fired"]
+    assert None not in tops.values(), tops
+    assert [tops[k] for k in order] == sorted(tops[k] for k in order), tops
+    assert tops["chart"] < 900  # in the first screen
+    # The rules that never fired are folded: in the page, not in the way.
+    assert '<details id="never-fired">' in text
+    assert '<details id="never-fired" open' not in text
+
+
 def test_html_renders_in_headless_chromium(bench: tuple[Path, Path], tmp_path: Path) -> None:
     chromium = _chromium()
     rules, corpus = bench
@@ -192,29 +315,7 @@ def test_html_renders_in_headless_chromium(bench: tuple[Path, Path], tmp_path: P
             assert remote not in text_without_ns
         else:
             assert remote not in text
-    profile = tmp_path / "profile"
-    done = subprocess.run(
-        [
-            str(chromium),
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--disable-quic",
-            "--no-first-run",
-            "--disable-background-networking",
-            "--disable-component-update",
-            "--disable-sync",
-            f"--user-data-dir={profile}",
-            "--dump-dom",
-            page.as_uri(),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-    dom = done.stdout
-    assert done.returncode == 0, done.stderr[-2000:]
+    dom = _dump_dom(chromium, page, tmp_path)
     assert dom.count('<tr class="rule') == len(report["rules"]) == 3 + len(default_ruleset())
     # The shipped rules the file's rules take terms from are shadowed too.
     assert dom.count('<tr class="rule shadowed"') == len(report["shadowed"]) > 1

@@ -486,6 +486,6 @@ def test_cli_emit(capsys: pytest.CaptureFixture[str]) -> None:
         capsys.readouterr().err
     )
     assert main(["emit", "x * y", "--var", "x=0:3"]) == 2
-    assert "y are not parameters" in capsys.readouterr().err
+    assert "variable y has no --var: add --var y=LO:HI" in capsys.readouterr().err
     assert main(["emit", "x * 8", "--var", "x=0:9223372036854775807"]) == 2
     assert "more than 64 bits" in capsys.readouterr().err

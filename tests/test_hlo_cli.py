@@ -175,7 +175,7 @@ def test_usage_errors(fusion_file: str, argv: list[str], error: type[Exception],
     with pytest.raises(error) as info:
         run("hlo", fusion_file, *argv)
     assert why in str(info.value)
-    assert isinstance(info.value, QuoremError)  # the CLI prints it as `quorem: error: ...`
+    assert isinstance(info.value, QuoremError)  # the CLI prints it as `quorem hlo: error: ...`
 
 
 def test_unreadable_and_malformed_files(tmp_path: Path) -> None:

@@ -65,11 +65,14 @@ def test_rule_files_are_package_data(tmp_path: object) -> None:
     """The shipped .rules files are found through the installed package."""
     out = _run(
         "from quorem.rules import constraint_rule_files, lowering_rule_files, rule_files\n"
-        "print(len(rule_files()), len(constraint_rule_files()), len(lowering_rule_files()))\n",
+        "print(len(rule_files()), len(constraint_rule_files()), len(lowering_rule_files()))\n"
+        "import quorem\n"
+        "print(len(quorem.RuleSet.shipped().unproven))\n",
         tmp_path,
     )
-    shipped, constraints, lowering = map(int, out.split())
+    shipped, constraints, lowering, unproven = map(int, out.split())
     assert shipped >= 4 and constraints >= 1 and lowering >= 2
+    assert unproven == 0  # the proof records are package data too
 
 
 def test_typed_markers() -> None:

@@ -121,7 +121,9 @@ def test_cli_json_and_exit_codes(
     code, out = run_verify([bad, "--json", "--no-cache"], capsys)
     assert code == cli.EXIT_UNSOUND
     data = json.loads(out)
-    assert set(data["summary"]) == {"proven", "unsound", "unknown", "seconds"}
+    summary = data["summary"]
+    assert set(summary) == {"proven", "unsound", "wrong_value", "overflow", "unknown", "seconds"}
+    assert summary["wrong_value"] + summary["overflow"] <= summary["unsound"]
     entry = data["rules"][0]
     assert set(entry) == {
         "name",

@@ -56,9 +56,11 @@ from quorem.verify.prove import (
     OBLIGATIONS,
     PROVEN_STATUSES,
     Obligation,
+    obligation_kind,
     obligations_of,
     verdict,
 )
+from quorem.verify.records import RECORDED_KINDS, check_records, write_records
 from quorem.verify.smtlib import UnsupportedTermError, file_name, obligation_script
 from quorem.verify.termination import (
     NESTED_OBLIGATION,
@@ -76,13 +78,69 @@ EXIT_USAGE: Final = 2
 EXIT_UNKNOWN: Final = 3
 
 
+# What every label of the output means (quorem verify --help); tests check that each
+# status, method and verdict the prover can print is explained here.
+LABELS_EPILOG: Final = """\
+output: one line per obligation, STATUS RULE [SEMANTICS OBLIGATION] METHOD SECONDS
+
+obligations:
+  equivalence          the rewrite equals the input wherever the input is defined
+  int64                no intermediate of the rewrite leaves int64 where the input's do not
+  termination          the rule makes the term smaller in the measure (a tuple of counts)
+  termination-context  ... and in the nested order, so whole terms shrink around it
+  interval             the engine's interval analysis is sound (shipped rules only)
+  k=N                  the instance of a sum(K*t) rule with N addends (--arity)
+
+statuses:
+  proven               holds for all integers
+  proven-int64         holds where every value is a machine integer (int64); for the
+                       int64 obligation its only proven status
+  proven-on-grid(...)  proven only with the rule's constants pinned to the grid shown:
+                       weaker than a proof, counted as unknown
+  unsound              a counterexample, replayed and confirmed by the engine: UNSOUND
+                       (a wrong value, or a division by zero: counted as wrong value)
+                       or OVERFLOW (int64: equal values, an intermediate leaves int64)
+  unknown              not decided: Z3 timed out or answered unknown, or its model was
+                       not reproduced by the engine (the report says which)
+  seed-dependent       --seeds: the verdict differs between Z3 seeds (counted as unknown)
+  DISAGREE             --confirm: the second solver gives the opposite answer (exit 1)
+  STATUS (z3+cvc5)     --confirm: the second solver gives the same answer
+  STATUS (z3 only)     --confirm: the second solver gave no answer in time
+  no query             --confirm: decided without a single query (nothing to confirm)
+  (cached)             taken from the proof cache (--no-cache proves it again)
+
+methods (how the status was reached):
+  IntAux               Z3 over unbounded integers, each division purified into an
+                       auxiliary quotient and remainder with their defining lemmas
+  IntAux64             the same encoding for the int64 obligation
+  , native             --encoding native: SMT-LIB div/mod instead of purified division
+  , native-split (...) --encoding native-split: one query per sign case of the divisors
+  , values in int64    proven with every name and intermediate bounded to int64
+  grid, constants pinned  the rule's constants pinned to each point of a small grid
+  vacuous              the guard and premises never hold: the rule never fires (unknown)
+  vacuity-unknown      the guard and premises could not be shown satisfiable (unknown)
+  measure: COMPONENT   termination: the measure component that decreases (or
+                       "lexicographic by cases"); measure alone: not shown decreasing
+  nested order: ...    termination-context: why the nested order decreases (or
+                       "junction count decreases": fewer and/or, the first component);
+                       nested order alone: not shown decreasing
+  symbolic execution   interval: the paths of the interval code, each proven
+
+summary: proven, unsound (wrong value, overflow), unknown; --json adds
+  "wrong_value" and "overflow" beside "unsound" (their sum, with other kinds' failures).
+
+exit status: 0 all proven; 1 some rule unsound, or --confirm's solver disagreeing with
+  Z3; 2 usage or input errors (a bad or empty rules file); 3 some obligation unknown or
+  seed-dependent (unless --allow-unknown); 130 interrupted.
+"""
+
+
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="quorem verify",
         description="Prove rules sound with Z3 (the shipped rules, or FILE.rules ...).",
-        epilog="Exit status: 0 all proven; 1 some rule unsound, or --confirm's solver "
-        "disagreeing with Z3; 2 usage or input errors; 3 some obligation unknown or "
-        "seed-dependent (unless --allow-unknown); 130 interrupted.",
+        epilog=LABELS_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("files", nargs="*", help="rules files (default: the shipped rules)")
     p.add_argument("--rule", action="append", default=[], help="only the rule NAME (repeatable)")
@@ -169,6 +227,25 @@ def _parser() -> argparse.ArgumentParser:
         default=DEFAULT_QUERY_RLIMIT,
         help="with --suggest-guard: Z3 resource limit per query (default %(default)s, "
         "about 2 s here); 0 for none (then only the wall-clock timeout bounds a query)",
+    )
+    records = p.add_mutually_exclusive_group()
+    records.add_argument(
+        "--no-record",
+        action="store_true",
+        help="do not write FILE.proof.json (by default a run of every obligation of "
+        "FILE writes it: the record simplify, emit and the API read to apply only "
+        "proven rules)",
+    )
+    records.add_argument(
+        "--write-records",
+        action="store_true",
+        help="write the proof records of the shipped rules too (for quorem's developers)",
+    )
+    records.add_argument(
+        "--check-records",
+        action="store_true",
+        help="write nothing; exit 1 when a proof record differs from what was proven now "
+        "(CI: a record cannot be written by hand)",
     )
     return p
 
@@ -463,9 +540,14 @@ _FAILED: Final = ("unsound", DISAGREE)
 def _summary(
     results: Sequence[dict[str, Any]], seconds: float, checks: Checks | None = None
 ) -> dict[str, Any]:
+    unsound = [r for r in results if r["status"] == "unsound"]
     out: dict[str, Any] = {
         "proven": sum(r["status"] in PROVEN_STATUSES for r in results),
-        "unsound": sum(r["status"] == "unsound" for r in results),
+        "unsound": len(unsound),
+        # Apart: a wrong value (equivalence) is a bug at any width, an overflow (int64)
+        # only in machine code.
+        "wrong_value": sum(obligation_kind(r) == "equivalence" for r in unsound),
+        "overflow": sum(obligation_kind(r) == "int64" for r in unsound),
         # unknown, vacuous, seed-dependent and proven-on-grid (weaker than a proof)
         "unknown": sum(r["status"] not in {*PROVEN_STATUSES, *_FAILED} for r in results),
         "seconds": round(seconds, 3),
@@ -654,11 +736,27 @@ def _print_reports(results: Sequence[dict[str, Any]], summary: dict[str, Any]) -
             print("\n" + r["report"])
     disagree = f"{summary['disagree']} DISAGREE, " if summary.get("disagree") else ""
     print(
-        f"\n{summary['proven']} proven, {summary['unsound']} unsound, {disagree}"
-        f"{summary['unknown']} unknown, in {summary['seconds']:.1f} s"
+        f"\n{summary['proven']} proven, {summary['unsound']} unsound{_unsound_kinds(summary)}, "
+        f"{disagree}{summary['unknown']} unknown, in {summary['seconds']:.1f} s"
     )
     if "confirmation" in summary:
         print(_confirmation_line(summary["confirmation"]))
+
+
+def _unsound_kinds(summary: dict[str, Any]) -> str:
+    """`` (1 wrong value, 1 int64 overflow)``: the unsound results by kind; "" for none."""
+    if not summary["unsound"]:
+        return ""
+    value, overflow = summary.get("wrong_value", 0), summary.get("overflow", 0)
+    parts = [_counted(value, "wrong value"), _counted(overflow, "int64 overflow")]
+    other = summary["unsound"] - value - overflow
+    if other:
+        parts.append(f"{other} other (interval)")
+    return f" ({', '.join(parts)})"
+
+
+def _counted(n: int, what: str) -> str:
+    return f"{n} {what}{'' if n == 1 else 's'}"
 
 
 def _confirmation_line(c: dict[str, Any]) -> str:
@@ -832,6 +930,8 @@ def _main(argv: Sequence[str] | None) -> int:
     seconds = time.perf_counter() - start
     if show is not None:
         show.close()
+    # Before the reports: the summary stays the last line (CI prints it with tail -n 1).
+    status = _records(rules, results, args)
     summary = _summary(results, seconds, checks)
     # Guard synthesis (quorem.verify.guards) for the rules not proven; imported here so
     # that a plain run does not load it.
@@ -848,8 +948,52 @@ def _main(argv: Sequence[str] | None) -> int:
     if suggestions is not None and not args.json:
         for s in suggestions:
             print("\n" + str(s["rendered"]))
-    if summary["unsound"] or summary.get("disagree"):
+    if summary["unsound"] or summary.get("disagree") or status:
         return EXIT_UNSOUND
     if summary["unknown"] and not args.allow_unknown:
         return EXIT_UNKNOWN
     return EXIT_PROVEN
+
+
+def _records(
+    rules: Sequence[Rule], results: Sequence[dict[str, Any]], args: argparse.Namespace
+) -> int:
+    """Write or check the proof records as ``args`` ask; 1 when a check found differences."""
+    every = _load(args.files)
+    if args.check_records:
+        problems = check_records(rules, results, every)
+        for line in problems:
+            print(f"quorem verify: record mismatch: {line}", file=sys.stderr)
+        if problems:
+            print(
+                f"quorem verify: {len(problems)} proof record differences; write them again "
+                "with quorem verify" + (" --write-records" if not args.files else ""),
+                file=sys.stderr,
+            )
+        return 1 if problems else 0
+    if args.no_record or not (args.files or args.write_records):
+        return 0
+    partial = _partial_run(args)
+    if partial:
+        print(f"quorem verify: no proof record written ({partial})", file=sys.stderr)
+        return 0
+    try:
+        written = write_records(rules, results, every)
+    except OSError as exc:
+        print(f"quorem verify: warning: cannot write the proof record: {exc}", file=sys.stderr)
+        return 0
+    if not args.json:
+        for path in written:
+            print(f"proof record: {_relative(str(path))}")
+    return 0
+
+
+def _partial_run(args: argparse.Namespace) -> str:
+    """Why this run cannot vouch for its rules in a record, or '' when it can."""
+    if args.obligation and set(RECORDED_KINDS) - set(args.obligation):
+        return "--obligation left some kinds of obligation out"
+    if args.arity < DEFAULT_ARITY:
+        return f"--arity below {DEFAULT_ARITY}"
+    if args.slowest is not None:
+        return "--slowest proves only some rules again"
+    return ""

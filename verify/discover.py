@@ -34,6 +34,7 @@ from typing import Any, Final
 
 from quorem.engine.coverage import Case
 from quorem.engine.evaluate import count_divmod
+from quorem.engine.proofrecord import RuleProof, semantics_key
 from quorem.engine.rewrite import StopReason, rewrite_given
 from quorem.engine.rule import Rule
 from quorem.engine.rulefile import parse_rules
@@ -114,6 +115,8 @@ class Discovery:
     patterns: int
     proposals: list[Proposal]
     stuck_before: list[str]
+    # Residue patterns of the first round occurring in at least ``min_cases`` cases.
+    frequent: int = 0
 
     @property
     def proven(self) -> int:
@@ -301,6 +304,7 @@ def discover(
         patterns=len(first.groups),
         proposals=proposals,
         stuck_before=first.not_fixed_point,
+        frequent=sum(len(g.cases) >= settings.min_cases for g in first.groups),
     )
 
 
@@ -315,6 +319,7 @@ def _best_phase(
     best: tuple[int, str, Rule] | None = None
     for phase in ("main", "early"):
         (rule,) = parse_rules(_with_phase(p.text, phase), "<discovered>")
+        rule = proven_here(rule)
         trial = ruleset.extend([*kept, rule], first=True)
         ops, looping = corpus_ops(cases, trial, {rule.name})
         if looping:
@@ -323,6 +328,16 @@ def _best_phase(
         if ops < current and (best is None or ops < best[0]):
             best = (ops, phase, rule)
     return best
+
+
+def proven_here(rule: Rule) -> Rule:
+    """``rule``, proven by this run for every semantics it states, with that proof attached.
+
+    Only for a candidate whose every obligation (equivalence, int64, termination in both
+    orders) this run proved: the rule set then applies it like a rule with a record.
+    """
+    statuses = tuple((semantics_key(s), PROVEN) for s in rule.semantics or (None,))
+    return dataclasses.replace(rule, proof=RuleProof(statuses, "quorem discover (this run)"))
 
 
 def _comment(text: str) -> str:

@@ -26,7 +26,7 @@ from typing import Any, TextIO
 from quorem.engine.cli_args import EXIT_INTERRUPTED, positive
 from quorem.engine.cli_rules import add_rules_options, ruleset_from_args
 from quorem.engine.coverage_cli import read_cases
-from quorem.engine.errors import QuoremError, RuleErrors
+from quorem.engine.errors import QuoremError, RuleErrors, UnprovenRuleError
 from quorem.engine.ops import Semantics
 from quorem.verify.discover import Discovery, Settings, discover, rules_text
 from quorem.verify.executor import ExecutorError, add_executor_option, open_executor
@@ -35,6 +35,7 @@ __all__ = ["build_parser", "main"]
 
 _EXIT_OK = 0
 _EXIT_USAGE = 2
+_COMMAND = "quorem discover"  # how its messages begin
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -72,6 +73,35 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+def why_no_rule(d: Discovery, settings: Settings) -> str:
+    """Why discovery proposes no rule (the first step that came out empty); "" if it does."""
+    if d.kept:
+        return ""
+    if d.ops_before == 0:
+        return "the rules leave no // or % on the corpus: there is nothing to remove"
+    if d.patterns == 0:
+        return f"the {d.ops_before} // and % left generalise to no residue pattern"
+    if d.frequent == 0:
+        return (
+            f"none of the {d.patterns} residue patterns occurs in {settings.min_cases} or more "
+            "cases (--min-cases)"
+        )
+    if not d.proposals:
+        return (
+            f"no candidate rewrite with fewer // and % was found for the {d.frequent} "
+            f"residue patterns occurring in {settings.min_cases} or more cases"
+        )
+    if d.proven == 0:
+        return (
+            f"none of the {len(d.proposals)} candidates was proven (each is listed in the "
+            "rules text with why)"
+        )
+    return (
+        f"the {d.proven} proven candidates remove no // or % on the corpus or make a case "
+        "loop (each is listed in the rules text with why)"
+    )
+
+
 def _summary(d: Discovery) -> dict[str, Any]:
     return {
         "cases": d.cases,
@@ -86,27 +116,30 @@ def _summary(d: Discovery) -> dict[str, Any]:
 
 def _run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     ruleset = ruleset_from_args(args)
-    cases, bad = read_cases(list(args.corpus), Semantics(args.semantics), err)
+    cases, bad = read_cases(list(args.corpus), Semantics(args.semantics), err, _COMMAND)
     if bad:
-        err.write(f"quorem: error: {bad} corpus lines could not be read (above)\n")
+        err.write(f"{_COMMAND}: error: {bad} corpus lines could not be read (above)\n")
         return _EXIT_USAGE
     if not cases:
-        err.write("quorem: error: the corpus has no case\n")
+        err.write(f"{_COMMAND}: error: the corpus has no case\n")
         return _EXIT_USAGE
     settings = Settings(args.patterns, args.per_pattern, args.min_cases, args.rounds)
 
     def say(line: str) -> None:
-        err.write(f"quorem discover: {line}\n")
+        err.write(f"{_COMMAND}: {line}\n")
         err.flush()
 
     with open_executor(args.executor, args.jobs) as executor:
         found = discover(cases, ruleset, settings=settings, executor=executor, progress=say)
+    why_none = why_no_rule(found, settings)
+    if why_none:
+        say(f"no rule proposed: {why_none}")
     text = rules_text(found)
     if args.out:
         with open(args.out, "w", encoding="utf-8") as f:
             f.write(text)
     if args.json:
-        out.write(json.dumps(_summary(found)) + "\n")
+        out.write(json.dumps({**_summary(found), "why_no_rule": why_none}) + "\n")
     elif not args.out:
         out.write(text)
     if args.apply or args.out:
@@ -114,7 +147,8 @@ def _run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         out.write(
             f"corpus: {found.cases} cases; // and % in the input {found.ops_input}, "
             f"with the rules {found.ops_before}, with the {len(found.kept)} proposed rules "
-            f"added {found.ops_after}; {proven} of {len(found.proposals)} candidates proven\n"
+            f"added {found.ops_after}; {proven} of {len(found.proposals)} candidates proven"
+            f"{'; no rule proposed: ' + why_none if why_none else ''}\n"
             if args.apply
             else f"wrote {len(found.kept)} proposed rules to {args.out}\n"
         )
@@ -132,11 +166,14 @@ def main(argv: list[str]) -> int:
     try:
         return _run(args, out, err)
     except RuleErrors as exc:
-        err.writelines(f"quorem: error: {e}\n" for e in exc.errors)
+        err.writelines(f"{_COMMAND}: error: {e}\n" for e in exc.errors)
         return _EXIT_USAGE
+    except UnprovenRuleError as exc:
+        err.write(f"quorem discover: error: {exc}\n")
+        return 1  # the rules given are not proven, as every command says it
     except (QuoremError, ExecutorError, OSError) as exc:
-        err.write(f"quorem: error: {exc}\n")
+        err.write(f"{_COMMAND}: error: {exc}\n")
         return _EXIT_USAGE
     except KeyboardInterrupt:
-        err.write("quorem: interrupted\n")
+        err.write(f"{_COMMAND}: interrupted\n")
         return EXIT_INTERRUPTED

@@ -70,6 +70,7 @@ __all__ = [
     "mutants",
     "render_expr",
     "render_pattern",
+    "rule_source",
     "run_mutation_test",
     "walk_tree",
 ]
@@ -216,6 +217,29 @@ def _render_field(rule: Rule, field: str) -> str:
     if field == "guard":
         return "(none)" if rule.guard is None else render_expr(rule.guard)
     return render_expr(rule.rewrite)
+
+
+def rule_source(rule: Rule, name: str | None = None) -> str:
+    """``rule`` as a rules-file block that parses back to the same rule (named ``name``).
+
+    A mutant's ``text`` is its original's (reports point there); this is the text of the
+    mutated rule itself, for writing mutants to a rules file of their own.
+    """
+    semantics = ", ".join(s.value for s in rule.semantics) or "any"
+    lines = [
+        f"rule {name or rule.name}",
+        f"  doc:       {' '.join(rule.doc.split()) or 'a rule'}",
+        f"  semantics: {semantics}",
+    ]
+    if rule.phase != "main":
+        lines.append(f"  phase:     {rule.phase}")
+    lines.append(f"  pattern:   {render_pattern(rule.pattern)}")
+    if rule.lets:
+        lines.append(f"  let:       {_render_field(rule, 'lets')}")
+    if rule.guard is not None:
+        lines.append(f"  guard:     {render_expr(rule.guard)}")
+    lines.append(f"  rewrite:   {render_expr(rule.rewrite)}")
+    return "\n".join(lines) + "\n"
 
 
 # -------------------------------------------------------------------------- mutants

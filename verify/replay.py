@@ -10,6 +10,7 @@ the int64 obligation, overflows where the input did not).
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 
 from quorem.engine.errors import EvaluationError, QuoremError
 from quorem.engine.evaluate import evaluate
@@ -17,6 +18,7 @@ from quorem.engine.ops import Op, Semantics
 from quorem.engine.rule import NameKind, Pattern, PConst, PLit, POp, PSum, PTerm, Rule, pattern_op
 from quorem.engine.ruleset import RuleSet
 from quorem.engine.term import Term, binary, const, linear, var
+from quorem.engine.walk import nodes, substitute
 from quorem.verify.encode import INT64_MAX, INT64_MIN
 
 __all__ = ["Replay", "replay"]
@@ -33,6 +35,9 @@ class Replay:
     # zero" (the rewrite's), or "overflow" (the values agree but the rewrite computes a
     # value outside int64 where the input does not).
     kind: str = ""
+    # The term the counterexample describes (the pattern built from its values), when
+    # it could be built: what a user would have to simplify to meet the rule's error.
+    term: Term | None = None
 
 
 def _bounds(values: dict[str, int], name: str, v: int) -> tuple[int, int]:
@@ -99,7 +104,8 @@ def name_notes(rule: Rule, arity: int, values: dict[str, int]) -> list[str]:
 
     The engine's variables are plain names: the addends ``t[i]`` of ``sum(K*t)`` become
     ``t_1``, ``t_2``..., and a value outside int64 (a partial sum, for the prover) is
-    built as two in-range variables ``x_1 + x_2``.
+    replayed as two in-range variables ``x_1 + x_2`` (shown as ``x`` where the terms
+    allow, see :func:`_Shown`).
     """
     notes = []
     sums = _sequences(rule.pattern)
@@ -113,11 +119,62 @@ def name_notes(rule: Rule, arity: int, values: dict[str, int]) -> list[str]:
         elif kind is NameKind.TERM and name in values:
             v = values[name]
             if not INT64_MIN <= v <= INT64_MAX:
+                half = v // 2
                 notes.append(
-                    f"{name}_1 + {name}_2 is {name} = {v}, outside int64: the prover's "
-                    f"{name} is a partial sum, built as two in-range variables"
+                    f"{name} = {v} is outside int64: the prover's {name} stands for a "
+                    f"partial sum (the rest of a sum), replayed as {name} = {name}_1 + "
+                    f"{name}_2 with {name}_1 = {half}, {name}_2 = {v - half}, each in int64"
                 )
     return notes
+
+
+class _Shown:
+    """How the replayed terms are shown: over the rule's own names.
+
+    A term variable outside int64 is replayed as ``x_1 + x_2`` (:func:`_bindings`);
+    wherever the two appear only together, as one sum's addends with one coefficient,
+    the term is shown with ``x`` in their place (equal in value). Elsewhere they stay,
+    and the notes say what they are.
+    """
+
+    def __init__(self, rule: Rule, values: dict[str, int]) -> None:
+        self.splits: list[tuple[str, str, Term]] = []
+        for name, kind in rule.names.items():
+            v = values.get(name)
+            if kind is NameKind.TERM and v is not None and not INT64_MIN <= v <= INT64_MAX:
+                whole = var(name, *_bounds(values, name, v))
+                self.splits.append((f"{name}_1", f"{name}_2", whole))
+
+    def term(self, t: Term) -> Term:
+        """``t`` with each split ``x_1 + x_2`` joined back into ``x`` where it can be."""
+        for one, two, whole in self.splits:
+            if _paired(t, one, two):
+                t = substitute(t, {one: whole, two: const(0)})
+        return t
+
+    def __call__(self, t: Term) -> str:
+        return str(self.term(t))
+
+
+def _is_named(t: Term, names: tuple[str, str]) -> bool:
+    return t.op is Op.VAR and t.arg[0] in names
+
+
+def _paired(t: Term, one: str, two: str) -> bool:
+    """Whether variables ``one`` and ``two`` occur in ``t`` only together, as equal addends."""
+    names = (one, two)
+    if _is_named(t, names):
+        return False
+    for n in nodes(t):
+        if n.op is Op.ADD:
+            coefs = {
+                a.arg[0]: c for a, c in zip(n.args, n.arg[0], strict=True) if _is_named(a, names)
+            }
+            if coefs.get(one) != coefs.get(two):
+                return False
+        elif any(_is_named(a, names) for a in n.args):
+            return False
+    return True
 
 
 def _build(p: Pattern, b: dict[str, object], sem: Semantics | None) -> Term:
@@ -180,7 +237,7 @@ def _subterm_values(t: Term, env: dict[str, int]) -> list[tuple[Term, int | str]
     return out
 
 
-def _overflow(t: Term, env: dict[str, int]) -> str | None:
+def _overflow(t: Term, env: dict[str, int], show: Callable[[Term], str] = str) -> str | None:
     """The first intermediate of ``t`` outside int64, described, or None if all fit.
 
     Intermediates are the prover's: each subterm, each scaled addend ``c*a`` of a sum, and
@@ -189,20 +246,30 @@ def _overflow(t: Term, env: dict[str, int]) -> str | None:
     values: list[tuple[str, int]] = []
     for u, v in _subterm_values(t, env):
         if not isinstance(v, int):
-            return f"{u} divides by zero"
-        values.append((str(u), v))
+            return f"{show(u)} divides by zero"
+        values.append((show(u), v))
         if u.op is Op.ADD:
             coefs, offset = u.arg
-            values.append((f"the constant of {u}", offset))
+            values.append((f"the constant of {show(u)}", offset))
             for atom, c in zip(u.args, coefs, strict=True):
-                values.append((f"the coefficient of {atom}", c))
-                values.append((f"{atom}*{c}", c * evaluate(atom, env, check_bounds=False)))
+                values.append((f"the coefficient of {show(atom)}", c))
+                values.append((f"{show(atom)}*{c}", c * evaluate(atom, env, check_bounds=False)))
         values += [(f"the constant {a}", a.arg) for a in u.args if a.op is Op.CONST]
-    values.append((str(t), evaluate(t, env, check_bounds=False)))
+    values.append((show(t), evaluate(t, env, check_bounds=False)))
     for what, v in values:
         if not INT64_MIN <= v <= INT64_MAX:
             return f"{what} = {v}"
     return None
+
+
+def _value_lines(t: Term, env: dict[str, int], show: _Shown) -> list[str]:
+    """``    u = value`` for the subterms of ``t``, shown over the rule's names, once each."""
+    out: list[str] = []
+    for u, v in _subterm_values(t, env):
+        line = f"    {show(u)} = {v}"
+        if line not in out:
+            out.append(line)
+    return out
 
 
 def replay(
@@ -214,34 +281,38 @@ def replay(
         lhs = _build(rule.pattern, b, semantics)
     except (QuoremError, KeyError, AssertionError) as exc:
         return Replay(False, f"cannot build the pattern's term: {exc}", [])
-    compiled = [c for c in RuleSet([rule]).compiled if c.semantics is semantics]
+    # The rule is being proven: it is applied whatever its record says.
+    compiled = [
+        c for c in RuleSet([rule], allow_unproven=True).compiled if c.semantics is semantics
+    ]
     out = compiled[0].apply(lhs) if compiled else None
+    show = _Shown(rule, values)
     lines = [f"where:    {note}" for note in name_notes(rule, arity, values)]
-    lines.append(f"input:    {lhs}")
+    lines.append(f"input:    {show(lhs)}")
     if out is None:
-        return Replay(False, "the engine does not apply the rule to this term", lines)
-    lines.append(f"rewrite:  {out}")
+        return Replay(False, "the engine does not apply the rule to this term", lines, term=lhs)
+    lines.append(f"rewrite:  {show(out)}")
     try:
         want = evaluate(lhs, env, check_bounds=False)
     except EvaluationError:
-        return Replay(False, "the input is undefined at this point", lines)
-    lines += [f"    {u} = {v}" for u, v in _subterm_values(lhs, env)]
+        return Replay(False, "the input is undefined at this point", lines, term=lhs)
+    lines += _value_lines(lhs, env, show)
     try:
         got = evaluate(out, env, check_bounds=False)
     except EvaluationError:
         lines.append("  the rewrite divides by zero where the input is defined")
-        return Replay(True, "", lines, "division by zero")
-    lines += [f"    {u} = {v}" for u, v in _subterm_values(out, env)]
+        return Replay(True, "", lines, "division by zero", term=lhs)
+    lines += _value_lines(out, env, show)
     lines.append(f"  input value {want}, rewrite value {got}")
     if got != want:
         lines.append("  MISMATCH, confirmed by the engine")
-        return Replay(True, "", lines, "mismatch")
+        return Replay(True, "", lines, "mismatch", term=lhs)
     if int64 and _overflow(lhs, env) is None:
-        wide = _overflow(out, env)
+        wide = _overflow(out, env, show)
         if wide is not None:
             lines.append(
                 "  OVERFLOW, confirmed by the engine: the values agree, but the rewrite "
                 "computes a value outside int64 where the input does not: " + wide
             )
-            return Replay(True, "", lines, "overflow")
-    return Replay(False, "the engine's values agree at this point", lines)
+            return Replay(True, "", lines, "overflow", term=lhs)
+    return Replay(False, "the engine's values agree at this point", lines, term=lhs)

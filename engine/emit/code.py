@@ -69,7 +69,11 @@ def _temporaries(order: list[Term]) -> set[Term]:
 def _check_names(term: Term, params: Sequence[str], name: str, lang: str) -> None:
     missing = sorted(free_names(term) - set(params))
     if missing:
-        raise EmitError(f"variables {', '.join(missing)} are not parameters of {name}()")
+        listed = ", ".join(repr(p) for p in [*params, *missing])
+        raise EmitError(
+            f"variables {', '.join(missing)} are not parameters of {name}(): every variable "
+            f"of the term must be one (params=[{listed}])"
+        )
     dup = sorted({p for p in params if params.count(p) > 1})
     if dup:
         raise EmitError(f"parameter given twice: {', '.join(dup)}")

@@ -8,11 +8,12 @@ import sys
 from collections.abc import Iterator
 from typing import Any, TextIO
 
-from quorem.engine.cli_rules import add_rules_options, ruleset_from_args
-from quorem.engine.errors import QuoremError
+from quorem.engine.cli_rules import add_rules_options, ruleset_from_args, unproven_note
+from quorem.engine.errors import QuoremError, UnprovenRuleError
 from quorem.engine.indexing.map import IndexingMap
 from quorem.engine.indexing.mapsyntax import parse_map, print_map
 from quorem.engine.indexing.simplify import simplify_map
+from quorem.engine.rewrite import track_unproven
 from quorem.engine.ruleset import RuleSet
 
 __all__ = ["add_map_parser", "cmd_map", "map_record"]
@@ -136,15 +137,21 @@ def map_record(
     if not isinstance(source, str):
         return {"id": ident, "error": f"line {lineno}: 'map' must be a string"}
     try:
-        out = _simplified(
-            source,
-            keep_unused,
-            {"remove_unused_dims": remove_unused_dims, "rescale": rescale},
-            rules,
-        )
+        with track_unproven() as unproven:
+            out = _simplified(
+                source,
+                keep_unused,
+                {"remove_unused_dims": remove_unused_dims, "rescale": rescale},
+                rules,
+            )
+    except UnprovenRuleError:
+        raise  # the rules, not the line, are at fault: the command fails
     except QuoremError as exc:
         return {"id": ident, "error": f"line {lineno}: {exc}"}
-    return {"id": ident, "output": print_map(out)}
+    record: dict[str, Any] = {"id": ident, "output": print_map(out)}
+    if unproven:
+        record["unproven_rules"] = list(unproven)
+    return record
 
 
 def _lines(source: str) -> Iterator[tuple[int, str]]:
@@ -169,9 +176,13 @@ def cmd_map(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         raise MapInputError("--json is for MAP: the --batch output is JSON lines already")
     rules = ruleset_from_args(args)
     if args.batch is None:
-        m = _simplified(args.map, args.keep_unused, options, rules)
+        with track_unproven() as unproven:
+            m = _simplified(args.map, args.keep_unused, options, rules)
+        err.write(unproven_note("map simplify", list(unproven)))
         if args.json:
             record = {"input": args.map, "output": print_map(m), "known_empty": m.known_empty}
+            if unproven:
+                record["unproven_rules"] = list(unproven)
             out.write(json.dumps(record) + "\n")
         else:
             out.write(print_map(m) + "\n")
@@ -181,6 +192,8 @@ def cmd_map(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         if not text.strip():
             continue
         rec = map_record(text, lineno, args.keep_unused, **options, rules=rules)
+        where = f"line {lineno}: "
+        err.write(unproven_note("map simplify", rec.get("unproven_rules", []), where))
         if "error" in rec:
             status = 1
         out.write(json.dumps(rec) + "\n")
