@@ -41,8 +41,8 @@ from quorem.engine.term import Term, check_one_name, const, var
 from quorem.engine.walk import free_names, nodes
 
 __all__ = [
-    "DivisionByZeroError",
     "BoundsError",
+    "DivisionByZeroError",
     "EvaluationError",
     "IncompleteRewriteWarning",
     "Op",
