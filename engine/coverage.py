@@ -31,6 +31,7 @@ from collections.abc import Iterable
 from typing import Final
 
 from quorem.engine.compiled import Applier
+from quorem.engine.errors import UnprovenRuleError
 from quorem.engine.ops import DIVISION_FUNCTIONS, DIVISION_OPS, QUOTIENT_OPS, Op, Semantics
 from quorem.engine.printer import to_text
 from quorem.engine.rewrite import Step, rewrite_given
@@ -378,6 +379,8 @@ class _Collector:
             result = rewrite_given(
                 case.term, self.ruleset, case.given, max_steps=max_steps, trace=True
             )
+        except UnprovenRuleError:
+            raise  # the rules, not the case, are at fault: the command fails
         except Exception as exc:  # an engine bug must not end the report (as in a batch)
             tally.failed.append((case.label, f"{type(exc).__name__}: {exc}"))
             return
