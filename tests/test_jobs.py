@@ -172,7 +172,7 @@ def test_a_dead_worker_is_an_error_not_a_hang(
     monkeypatch.setattr(jobs_module, "_batch_chunk", _die)
     status, _, err = run("simplify", "--batch", str(mixed_batch), "--jobs", "2")
     assert status == 2
-    assert "quorem: error: a worker process ended before finishing its work" in err
+    assert "quorem simplify: error: a worker process ended before finishing its work" in err
     assert "Traceback" not in err
 
 
