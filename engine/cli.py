@@ -348,7 +348,7 @@ def _job_of(record: object, default: Semantics) -> BatchJob:
     if not isinstance(expr, str):
         raise LineError(f"expr must be a string, got {type(expr).__name__}")
     sem_text = record.get("semantics", default.value)
-    if sem_text not in _SEMANTICS_NAMES:
+    if not isinstance(sem_text, str) or sem_text not in _SEMANTICS_NAMES:
         raise LineError(f"semantics must be 'floor', 'trunc' or 'euclid', got {_show(sem_text)}")
     raw_vars = record.get("vars")
     if raw_vars is None:

@@ -335,6 +335,9 @@ def test_batch_bad_lines_do_not_stop_it(tmp_path: Path, capsys: pytest.CaptureFi
         ('{"id": "a", "expr": 3}', "expr must be a string"),
         ('{"id": 7, "expr": "x"}', "id must be a string"),
         ('{"id": "a", "expr": "x", "semantics": "ceil"}', "semantics must be"),
+        # Not a name at all (an unhashable JSON value raised a TypeError before; fuzzing).
+        ('{"id": "a", "expr": "x", "semantics": ["floor"]}', "semantics must be"),
+        ('{"id": "a", "expr": "x", "semantics": {"floor": 1}}', "semantics must be"),
         ('{"id": "a", "expr": "x", "vars": {"x": [3, 1]}}', "empty range"),
         ('{"id": "a", "expr": "x", "vars": {"x": [0]}}', "expected [lo, hi]"),
         ('{"id": "a", "expr": "x", "vars": {"x": [0, 1.5]}}', "not an integer or null"),

@@ -396,7 +396,8 @@ def _check_batch_object(obj: dict[str, Any], line: str) -> None:
                 "batch internal error", f"{obj['error'][:600]} for {line[:300]!r}"
             )
         return
-    keys = {"id", "output", "ops_before", "ops_after", "rules", "seconds"}
+    keys = {"id", "output", "ops_before", "ops_after", "rules", "counts", "steps"}
+    keys |= {"stop_reason", "culprits", "seconds"}
     if set(obj) != keys:
         raise WrongResultError("batch object keys", f"{sorted(obj)} for {line[:300]!r}")
     json.dumps(obj)
