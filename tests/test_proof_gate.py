@@ -427,3 +427,32 @@ def test_the_reviews_unsound_example_is_refused_everywhere(tmp_path: Path) -> No
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     assert module.quorem_index(-1) == -1 != quorem.evaluate(_trunc(), {"i": -1}) == 7
+
+
+_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=8),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner),
+    max_leaves=12,
+)
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    st.one_of(
+        st.text(max_size=200),
+        _JSON.map(json.dumps),
+        # A record of the right shape with wrong field types in places.
+        st.fixed_dictionaries(
+            {"format": st.sampled_from([1, 2, "1"]), "prover": _JSON, "rules": _JSON}
+        ).map(json.dumps),
+    )
+)
+def test_no_record_text_makes_loading_fail_or_prove(
+    tmp_path_factory: pytest.TempPathFactory, body: str
+) -> None:
+    """Whatever a record holds, loading succeeds and a record that is not one proves nothing."""
+    file = tmp_path_factory.mktemp("hostile") / "my.rules"
+    file.write_text(OFFSET.format(sem="trunc"))
+    record_path(file).write_text(body)
+    rules = RuleSet.from_files([file])
+    assert [u.status for u in rules.unproven] in (["unproven"], ["stale"])
