@@ -456,3 +456,15 @@ def test_no_record_text_makes_loading_fail_or_prove(
     record_path(file).write_text(body)
     rules = RuleSet.from_files([file])
     assert [u.status for u in rules.unproven] in (["unproven"], ["stale"])
+
+
+def test_mutants_shown_unsound_are_refused_at_use(tmp_path: Path) -> None:
+    """A few mutants of the shipped rules, end to end as benchmarks/unsound_gate.py runs 90."""
+    from benchmarks.unsound_gate import run, summary
+
+    rows = run(6, 1, tmp_path)
+    totals = summary(rows)
+    assert totals["shown unsound"] >= 4, rows
+    for key in ("refused by the API", "refused by the CLI (exit 1)"):
+        assert totals[key] == totals["shown unsound"], rows
+    assert totals["applied with the opt-in, and said so"] == totals["shown unsound"], rows
