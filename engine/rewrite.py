@@ -685,25 +685,6 @@ def _phases(
     """
     if ruleset.refused:
         ruleset.check_term(term)
-    result = _phases_proven(term, ruleset, budget, counts, steps, cycles=cycles, strict=strict)
-    if ruleset.unproven_names:
-        seen = _UNPROVEN_SEEN.get()
-        if seen is not None:
-            seen.update(dict.fromkeys(unproven_applied(ruleset, counts)))
-    return result
-
-
-def _phases_proven(
-    term: Term,
-    ruleset: RuleSet,
-    budget: Budget,
-    counts: dict[str, int],
-    steps: list[Step] | None,
-    *,
-    cycles: list[tuple[Term, int]] | None = None,
-    strict: bool = False,
-) -> tuple[Term, StopReason, int]:
-    """:func:`_phases` once the rules in use are known to be allowed."""
     if point_variables_built():
         term = pin_point_variables(term)
     early = ruleset.early_dispatchers()
@@ -773,6 +754,10 @@ def _phases_proven(
                 chains=chains,
             )
             n_steps += more
+    if ruleset.unproven_names:
+        seen = _UNPROVEN_SEEN.get()
+        if seen is not None:  # inside track_unproven(): say which unproven rules applied
+            seen.update(dict.fromkeys(unproven_applied(ruleset, counts)))
     return term, reason, n_steps
 
 

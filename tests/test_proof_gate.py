@@ -468,3 +468,16 @@ def test_mutants_shown_unsound_are_refused_at_use(tmp_path: Path) -> None:
     for key in ("refused by the API", "refused by the CLI (exit 1)"):
         assert totals[key] == totals["shown unsound"], rows
     assert totals["applied with the opt-in, and said so"] == totals["shown unsound"], rows
+
+
+def test_map_simplify_refuses_and_the_opt_in_marks_the_map(tmp_path: Path) -> None:
+    file = tmp_path / "floor.rules"
+    file.write_text(OFFSET.format(sem="floor"))
+    text = "(d0) -> ((d0 + 8) mod 8), domain: d0 in [-9, 9]"
+    done = _quorem("map", "simplify", "--rules", str(file), "--json", text)
+    assert done.returncode == 1, done.stderr
+    assert "rule mod-drop-offset [floor]: unproven" in done.stderr
+    opted = _quorem("map", "simplify", "--rules", str(file), "--json", "--allow-unproven", text)
+    assert opted.returncode == 0, opted.stderr
+    assert json.loads(opted.stdout)["unproven_rules"] == ["mod-drop-offset"]
+    assert "not proven (--allow-unproven): mod-drop-offset" in opted.stderr
