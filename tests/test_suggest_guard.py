@@ -120,7 +120,7 @@ def test_cli_flag(capsys: pytest.CaptureFixture[str]) -> None:
     assert code == 1  # the rule as written is still unsound
     assert "suggested guard, proven" in out
     assert "guard:     C >= 0" in out
-    code = cli.main([path, "--suggest-guard", "--no-cache", "--json"])
+    code = cli.main([path, "--suggest-guard", "--no-cache", "--json", "--no-record"])
     data = json.loads(capsys.readouterr().out)
     [s] = data["suggestions"]
     assert s["status"] == "found" and "C >= 0" in s["added"]

@@ -19,8 +19,9 @@ import pytest
 
 z3 = pytest.importorskip("z3")
 
+from quorem.engine import proofdigest as digest  # noqa: E402  (where code_digest lives)
 from quorem.engine.ruleset import default_ruleset  # noqa: E402
-from quorem.verify import cli, digest, jobs  # noqa: E402
+from quorem.verify import cli, jobs  # noqa: E402
 from quorem.verify.cache import ProofCache  # noqa: E402
 from quorem.verify.prove import obligations_of  # noqa: E402
 from support import REPO, run_verify  # noqa: E402
