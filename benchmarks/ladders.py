@@ -42,15 +42,20 @@ def bands(n: int) -> tuple[Term, Term]:
     xs = [var(f"x{i}", 0, _BIG) for i in range(n + 1)]
     clauses, known = [], []
     for a, y in itertools.pairwise(xs):
-        diff = linear([(a, 1), (y, -5)])
-        clauses += [
-            quorem.compare(quorem.Op.LE, const(0), diff),
-            quorem.compare(quorem.Op.LT, diff, const(5)),
-        ]
-        known.append(
-            quorem.compare(quorem.Op.EQ, y, quorem.div(a, const(5), quorem.Semantics.FLOOR))
-        )
+        band, quotient = _band(a, y)
+        clauses += band
+        known.append(quotient)
     return conjunction(clauses), conjunction(known)
+
+
+def _band(a: Term, y: Term) -> tuple[list[Term], Term]:
+    """The two clauses of ``0 <= a - 5*y < 5``, and what they say: ``y == a // 5``."""
+    diff = linear([(a, 1), (y, -5)])
+    band = [
+        quorem.compare(quorem.Op.LE, const(0), diff),
+        quorem.compare(quorem.Op.LT, diff, const(5)),
+    ]
+    return band, quorem.compare(quorem.Op.EQ, y, quorem.div(a, const(5), quorem.Semantics.FLOOR))
 
 
 def pair_bands(n: int) -> tuple[Term, Term]:
@@ -58,14 +63,9 @@ def pair_bands(n: int) -> tuple[Term, Term]:
     clauses, known = [], []
     for i in range(n):
         a, y = var(f"x{i}", 0, _BIG), var(f"y{i}", 0, _BIG)
-        diff = linear([(a, 1), (y, -5)])
-        clauses += [
-            quorem.compare(quorem.Op.LE, const(0), diff),
-            quorem.compare(quorem.Op.LT, diff, const(5)),
-        ]
-        known.append(
-            quorem.compare(quorem.Op.EQ, y, quorem.div(a, const(5), quorem.Semantics.FLOOR))
-        )
+        band, quotient = _band(a, y)
+        clauses += band
+        known.append(quotient)
     return conjunction(clauses), conjunction(known)
 
 
