@@ -1,12 +1,17 @@
 """Build steps ``pyproject.toml`` cannot state: generated dispatchers and the native engine.
 
-1. The shipped rules' dispatchers are generated into ``engine/_prebuilt_dispatch.py``
-   (:mod:`quorem.engine.prebuilt`), importing the engine from this source tree.
-2. The engine's hot modules -- the same ``.py`` files -- and that generated module are
-   compiled to C extension modules by Cython (pure-Python mode: the sources stay plain
-   Python). Each extension is optional: without a C compiler, or when Cython is missing,
-   the build still succeeds and the package runs interpreted. ``QUOREM_PURE_PYTHON=1``
-   at build time builds no extension at all.
+1. The shipped rules' dispatchers are generated into ``quorem/compiler/_prebuilt_dispatch.py``
+   of the build folder (:mod:`quorem.compiler.prebuilt`), importing the engine from this
+   source tree: generated code never enters the source tree.
+2. The engine's hot modules -- the same ``.py`` files -- are compiled to C extension modules
+   by Cython (pure-Python mode: the sources stay plain Python); the C files go to
+   ``build/cython``. Each extension is optional: without a C compiler, or when Cython is
+   missing, the build still succeeds and the package runs interpreted.
+   ``QUOREM_PURE_PYTHON=1`` at build time builds no extension at all.
+3. An editable install (``pip install -e .``) is always a *strict* one: a tree of links in
+   ``build/`` that editors, type checkers and import-graph tools follow like any package
+   folder, holding the generated module and the extensions beside links to the sources.
+   A module added or removed needs the install to be run again.
 
 Which modules are compiled is :data:`quorem._native.NATIVE_MODULES`; at run time
 ``quorem._native`` loads an extension only if it was built from the ``.py`` beside it
@@ -19,22 +24,25 @@ import hashlib
 import importlib.util
 import os
 import sys
+import tomllib
 from pathlib import Path
 from types import ModuleType
 
 from setuptools import Extension, setup
 from setuptools.command.build_ext import build_ext
+from setuptools.command.build_py import build_py
+from setuptools.command.editable_wheel import editable_wheel
 
 ROOT = Path(__file__).resolve().parent
 # Read before _source_tree sets it for its own imports.
 PURE_PYTHON = os.environ.get("QUOREM_PURE_PYTHON") == "1"
-# Import name -> source folder: the same mapping as pyproject.toml's package-dir.
 RECORD = "_native_build.txt"  # quorem._native.RECORD
-PACKAGES = {
-    "quorem": ROOT / "engine" / "_root",
-    "quorem.engine": ROOT / "engine",
-    "quorem.rules": ROOT / "rules",
-}
+# Import name -> source folder, as pyproject.toml's package-dir states it (stated once).
+with (ROOT / "pyproject.toml").open("rb") as _f:
+    _MAPPING = tomllib.load(_f)["tool"]["setuptools"]["package-dir"]
+PACKAGES = {name: ROOT / folder for name, folder in _MAPPING.items()}
+# The generated module, inside the build folder only (quorem.compiler.prebuilt).
+GENERATED = Path("quorem", "compiler", "_prebuilt_dispatch.py")
 
 
 def _load_package(name: str, folder: Path) -> ModuleType:
@@ -52,15 +60,14 @@ def _load_package(name: str, folder: Path) -> ModuleType:
 
 
 def _source_tree() -> ModuleType:
-    """``quorem._native`` of this tree, with ``quorem.engine``/``quorem.rules`` importable."""
+    """``quorem._native`` of this tree, with ``quorem``/``quorem.rules`` importable."""
     os.environ["QUOREM_RULE_CACHE"] = "0"  # write nothing into the tree but the module
     os.environ["QUOREM_PREBUILT"] = "0"  # never read an old generated module
     os.environ["QUOREM_PURE_PYTHON"] = "1"  # never load an old extension
     quorem = ModuleType("quorem")
     quorem.__path__ = [str(PACKAGES["quorem"])]
     sys.modules["quorem"] = quorem  # without running __init__ (it imports the API)
-    for name in ("quorem.engine", "quorem.rules"):
-        _load_package(name, PACKAGES[name])
+    _load_package("quorem.rules", PACKAGES["quorem.rules"])
     spec = importlib.util.spec_from_file_location(
         "quorem._native", PACKAGES["quorem"] / "_native.py"
     )
@@ -71,16 +78,25 @@ def _source_tree() -> ModuleType:
     return native
 
 
-def _generate() -> None:
+def _generate(build_lib: Path) -> Path:
+    """Write the generated dispatcher module into ``build_lib``; its path."""
     # Only importable once _source_tree has mapped the packages.
-    from quorem.engine.prebuilt import main  # type: ignore[import-not-found]  # noqa: PLC0415
+    from quorem.compiler.prebuilt import main  # type: ignore[import-not-found]  # noqa: PLC0415
 
-    main([str(PACKAGES["quorem.engine"])])
+    folder = build_lib / GENERATED.parent
+    folder.mkdir(parents=True, exist_ok=True)
+    main([str(folder)])
+    return build_lib / GENERATED
 
 
 def _source_of(module: str) -> Path:
-    package, _, leaf = module.rpartition(".")
-    return PACKAGES[package] / f"{leaf}.py"
+    """The source file of the quorem module ``module`` (longest package-dir prefix)."""
+    parts = module.split(".")
+    for i in range(len(parts) - 1, 0, -1):
+        package = ".".join(parts[:i])
+        if package in PACKAGES:
+            return PACKAGES[package].joinpath(*parts[i:-1], f"{parts[-1]}.py")
+    raise KeyError(module)
 
 
 def _extensions(native: ModuleType) -> list[Extension]:
@@ -115,6 +131,8 @@ def _extensions(native: ModuleType) -> list[Extension]:
                 "embedsignature": False,
             },
             quiet=True,
+            # The C files are build products: out of the source tree.
+            build_dir=str(Path("build", "cython")),
             nthreads=os.cpu_count() or 1,
         )
     )
@@ -124,10 +142,21 @@ class BuildNative(build_ext):
     """build_ext that records which sources each extension was built from."""
 
     def finalize_options(self) -> None:
-        """Compile the extensions in parallel, one per core (install time)."""
+        """Compile the extensions in parallel, one per core (install time).
+
+        An editable install builds them into its build folder, never into the sources.
+        """
         super().finalize_options()
         if not self.parallel:
             self.parallel = os.cpu_count() or 1
+        self.inplace = False
+
+    def get_outputs(self) -> list[str]:
+        """The extensions and each folder's build record (linked by an editable install)."""
+        records = {
+            str(Path(self.get_ext_fullpath(e.name)).parent / RECORD) for e in self.extensions
+        }
+        return [*super().get_outputs(), *sorted(records)]
 
     def run(self) -> None:
         """Build the extensions, then record those built in ``_native_build.txt``.
@@ -171,10 +200,36 @@ class BuildNative(build_ext):
         self._built.append(ext.name)  # list.append: safe from the parallel build's threads
 
 
-# Commands that only describe the package (pip asks for metadata before it builds): the
-# generated module is not needed for those.
-_METADATA_ONLY = {"egg_info", "dist_info", "--name", "--version"}
+class BuildPy(build_py):
+    """build_py that also writes the generated dispatcher module into the build folder."""
+
+    def run(self) -> None:
+        """Copy the sources (not in an editable install), then generate the module."""
+        super().run()
+        self._generated = _generate(Path(self.build_lib))
+
+    def get_outputs(self, include_bytecode: bool = True) -> list[str]:
+        """The package's files and the generated module."""
+        return [*super().get_outputs(include_bytecode), str(Path(self.build_lib) / GENERATED)]
+
+
+class StrictEditable(editable_wheel):
+    """``pip install -e .`` as a strict editable install unless a mode is asked for.
+
+    The package folders are mapped (``engine/`` is ``quorem``), which the default editable
+    install serves through an import hook that editors, mypy and import-graph tools cannot
+    follow; the strict mode's tree of links they read as plain folders.
+    """
+
+    def finalize_options(self) -> None:
+        """Default the mode to ``strict``."""
+        if self.mode is None:
+            self.mode = "strict"
+        super().finalize_options()
+
+
 NATIVE = _source_tree()
-if not set(sys.argv[1:]) <= _METADATA_ONLY | {a for a in sys.argv[1:] if a.startswith("-")}:
-    _generate()
-setup(ext_modules=_extensions(NATIVE), cmdclass={"build_ext": BuildNative})
+setup(
+    ext_modules=_extensions(NATIVE),
+    cmdclass={"build_ext": BuildNative, "build_py": BuildPy, "editable_wheel": StrictEditable},
+)

@@ -28,7 +28,7 @@ import tempfile
 import time
 from pathlib import Path
 
-_MAIN = "import sys; from quorem.engine.cli import main; sys.exit(main(sys.argv[1:]))"
+_MAIN = "import sys; from quorem.cli.main import main; sys.exit(main(sys.argv[1:]))"
 _SEMANTICS = ("floor", "trunc", "euclid")
 
 

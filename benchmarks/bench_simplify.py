@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 import quorem
-from quorem.engine import term as term_module
+from quorem import term as term_module
 
 ROOT = Path(__file__).resolve().parent.parent
 CASES = ROOT / "benchmarks" / "data" / "seed_cases.jsonl"

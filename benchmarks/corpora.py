@@ -43,7 +43,6 @@ from pathlib import Path
 from typing import NotRequired, TypedDict
 
 import quorem
-
 from benchmarks.classes import class_cases, class_families
 from benchmarks.ideal import ideal_ops
 from benchmarks.layouts import Bounds, affine_form, flat, loop_vars, reshape_chain, tiled, unflat

@@ -2,7 +2,7 @@
 
 Every run proves the same rules files from scratch (no proof cache): their
 ``equivalence``, ``int64``, ``termination`` and ``termination-context`` obligations,
-through :func:`quorem.verify.cli.verify_rules` as ``quorem verify --no-cache`` does. The
+through :func:`quorem.cli.verify.verify_rules` as ``quorem verify --no-cache`` does. The
 figure is obligations per second of wall time.
 
 On this machine one ``distributed.LocalCluster`` (one thread per worker process) is
@@ -41,8 +41,9 @@ from typing import Any
 import distributed
 import z3
 from distributed import Client, LocalCluster
+
+from quorem.cli.verify import verify_rules
 from quorem.verify import jobs
-from quorem.verify.cli import verify_rules
 from quorem.verify.executor import DaskExecutor, Executor, LocalPool, parse_executor
 
 REPO = Path(__file__).resolve().parent.parent

@@ -31,11 +31,11 @@ from pathlib import Path
 from typing import Any
 
 import quorem
-from quorem.engine.coverage import Case
-from quorem.engine.coverage_cli import read_cases
-from quorem.engine.rewrite import rewrite_given
-from quorem.engine.ruleset import RuleSet
+from quorem.cli.coverage import read_cases
+from quorem.coverage.collect import Case
+from quorem.rewrite import rewrite_given
 from quorem.rules import rule_files
+from quorem.ruleset import RuleSet
 from quorem.verify.discover import Settings, discover, rules_text
 from quorem.verify.executor import Executor, add_executor_option, open_executor
 
@@ -80,7 +80,7 @@ def run_family(
 
     found = discover(cases, without, settings=settings, executor=executor)
     seconds = time.perf_counter() - start
-    kept = quorem.engine.rulefile.parse_rules(rules_text(found), "<discovered>")
+    kept = quorem.rulefile.parse_rules(rules_text(found), "<discovered>")
     ops = {
         "shipped": _measure(cases, ideal, shipped),
         "without": _measure(cases, ideal, without),

@@ -37,8 +37,8 @@ ROOT = Path(__file__).resolve().parent.parent
 DEFAULT = ROOT / "benchmarks" / "data" / "hlo" / "mlp.opt.hlo"
 
 
-# What the `quorem` console script runs (quorem.engine.cli has no __main__ block).
-_MAIN = "import sys; from quorem.engine.cli import main; sys.exit(main(sys.argv[1:]))"
+# What the `quorem` console script runs (quorem.cli.main has no __main__ block).
+_MAIN = "import sys; from quorem.cli.main import main; sys.exit(main(sys.argv[1:]))"
 
 
 def _quorem(python: str | None = None) -> list[str]:
@@ -100,7 +100,7 @@ def main(argv: list[str]) -> int:
     warm.pop("QUOREM_RULE_CACHE", None)
     if not args.no_byte_code:
         # As users run it: Python reads (and the first run writes) byte code, and the
-        # rule caches are written as byte code is (see quorem.engine.codecache).
+        # rule caches are written as byte code is (see quorem.compiler.cache).
         warm.pop("PYTHONDONTWRITEBYTECODE", None)
     cold = {**warm, "QUOREM_RULE_CACHE": "0"}
     module = args.module.resolve()
@@ -113,7 +113,7 @@ def main(argv: list[str]) -> int:
     rows.append(("--all --jsonl, rule cache", *_median(run_all, warm, args.repeat)))
     rows.append(("--all --jsonl, no rule cache", *_median(run_all, cold, args.repeat)))
 
-    from quorem.engine.indexing.hlo import parse_hlo  # noqa: PLC0415
+    from quorem.hlo.parse import parse_hlo  # noqa: PLC0415
 
     names = [c.name for c in parse_hlo(module.read_text(), str(module)).computations]
     one_call = ["hlo", str(module), "--fused", "--computation", names[0], "--json"]

@@ -41,7 +41,6 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 import quorem
-
 from benchmarks.layouts import Bounds, affine_form
 
 MAX_POINTS = 4096

@@ -90,7 +90,7 @@ def _lock_variant(source: str, *, lookups: bool) -> str:
 def _mirror(term_source: str, where: Path) -> Path:
     """A package tree importing as ``quorem``: this tree's files, ``term_source`` as term.py.
 
-    The layout of the installed package (quorem -> engine/_root, quorem.engine -> engine),
+    The layout of the installed package (quorem -> engine/_root, quorem -> engine),
     made of symbolic links as ``.ci/typecheck`` does; term.py is a copy.
     """
     pkg = where / "quorem"
@@ -137,8 +137,8 @@ def _rows(step: int) -> list[tuple[str, dict[str, tuple[int, int]], str]]:
 
 def _worker(args: argparse.Namespace) -> None:
     import quorem  # noqa: PLC0415  (from the mirror on PYTHONPATH)
-    from quorem.engine import term as term_module  # noqa: PLC0415
-    from quorem.engine.ops import Op  # noqa: PLC0415
+    from quorem import term as term_module  # noqa: PLC0415
+    from quorem.ops import Op  # noqa: PLC0415
 
     assert term_module.__file__ is not None
     assert Path(term_module.__file__).parents[2] == Path(os.environ["PYTHONPATH"]), "not the mirror"

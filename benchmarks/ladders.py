@@ -29,9 +29,9 @@ import time
 from collections.abc import Callable
 
 import quorem
-from quorem.engine.rewrite import StopReason, rewrite
-from quorem.engine.ruleset import default_ruleset
-from quorem.engine.term import Term, conjunction, const, disjunction, linear, var
+from quorem.rewrite import StopReason, rewrite
+from quorem.ruleset import default_ruleset
+from quorem.term import Term, conjunction, const, disjunction, linear, var
 
 Shape = Callable[[int], tuple[Term, Term]]  # n -> (input, the simplified form it must reach)
 _BIG = 10**6

@@ -23,7 +23,7 @@ import time
 from collections.abc import Callable
 
 import quorem
-from quorem.engine.term import linear, var
+from quorem.term import linear, var
 
 Builder = Callable[[int], quorem.Term]
 

@@ -101,7 +101,7 @@ def _ladder_times(repeats: int) -> list[float]:
 def _bytes_per_term(rows: list[Row]) -> tuple[float, int]:
     """Memory the terms of ``rows`` hold, built once, per term they add to the table."""
     import quorem  # noqa: PLC0415
-    from quorem.engine import term as term_module  # noqa: PLC0415
+    from quorem import term as term_module  # noqa: PLC0415
 
     gc.collect()
     before_terms = len(term_module._TABLE)
@@ -125,8 +125,8 @@ def _worker(args: argparse.Namespace) -> None:
         from quorem import _native  # noqa: PLC0415
     except ImportError:  # a --baseline tree from before the native build
         _native = None  # type: ignore[assignment]
-    from quorem.engine import term as term_module  # noqa: PLC0415
-    from quorem.engine.ops import Op  # noqa: PLC0415
+    from quorem import term as term_module  # noqa: PLC0415
+    from quorem.ops import Op  # noqa: PLC0415
 
     quorem.simplify(quorem.parse("(x*4 + y)//4", {"x": (0, 9), "y": (0, 3)}))
     startup = time.perf_counter() - t_start

@@ -39,7 +39,8 @@ from pathlib import Path
 from typing import Any, Final
 
 import z3
-from quorem.engine.rule import Rule
+
+from quorem.rule import Rule
 from quorem.verify.encode import encode_rule
 from quorem.verify.jobs import load_rules
 from quorem.verify.prove import Obligation, _query, check_query, obligations_of, split_queries

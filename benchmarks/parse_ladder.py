@@ -19,7 +19,7 @@ import time
 from collections.abc import Callable
 
 import quorem
-from quorem.engine.printer import to_text
+from quorem.printer import to_text
 
 
 def _names(n: int) -> list[str]:

@@ -45,7 +45,6 @@ from pathlib import Path
 from typing import Any
 
 import quorem
-
 from benchmarks.peers import DEFAULT_SYSTEMS, System, load_system
 from benchmarks.peers.expr import (
     Node,

@@ -37,8 +37,9 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import z3
-from quorem.engine.rule import Binary, Call, Expr, Rule, Unary
-from quorem.engine.ruleset import constraint_ruleset
+
+from quorem.rule import Binary, Call, Expr, Rule, Unary
+from quorem.ruleset import constraint_ruleset
 from quorem.verify.encode import INT64_MAX, INT64_MIN, encode_rule, has_sequence
 from quorem.verify.guards import (
     DEFAULT_MAX_CANDIDATES,

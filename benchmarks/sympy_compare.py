@@ -28,9 +28,10 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import quorem
 import sympy
-from quorem.engine.errors import EvaluationError, QuoremError
+
+import quorem
+from quorem.errors import EvaluationError, QuoremError
 
 ROOT = Path(__file__).resolve().parent.parent
 SEEDS = ROOT / "benchmarks" / "data" / "seed_cases.jsonl"

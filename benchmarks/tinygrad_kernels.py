@@ -185,8 +185,9 @@ def _child(name: str, mode: str, result: Path) -> None:
     import numpy as np  # noqa: PLC0415
 
     rec = _observe()
-    import quorem.adapters.tinygrad as adapter  # noqa: PLC0415
     from tinygrad import Device, Tensor, TinyJit  # noqa: PLC0415
+
+    import quorem.adapters.tinygrad as adapter  # noqa: PLC0415
 
     warm_s = 0.0
     if mode == "on":

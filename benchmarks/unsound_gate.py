@@ -32,13 +32,13 @@ from pathlib import Path
 from typing import Any
 
 import quorem
-from quorem.engine.errors import UnprovenRuleError, UnprovenRuleWarning
-from quorem.engine.ops import Op, Semantics
-from quorem.engine.rulefile import parse_rules
-from quorem.engine.ruleset import RuleSet, default_ruleset
-from quorem.engine.walk import nodes
+from quorem.errors import UnprovenRuleError, UnprovenRuleWarning
+from quorem.ops import Op, Semantics
+from quorem.rulefile import parse_rules
+from quorem.ruleset import RuleSet, default_ruleset
 from quorem.verify.mutate import Mutant, mutants, rule_source
 from quorem.verify.replay import replay
+from quorem.walk import nodes
 
 QUOREM = [sys.executable, "-m", "quorem"]
 

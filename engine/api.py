@@ -8,12 +8,12 @@ import warnings
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Final, ParamSpec, TypeVar
 
-from quorem.engine import evaluate as _evaluate
-from quorem.engine import printer as _printer
-from quorem.engine import term as _term
-from quorem.engine.bounds import BoundsError, bounds_of
-from quorem.engine.build import parse_term
-from quorem.engine.errors import (
+from quorem import evaluate as _evaluate
+from quorem import printer as _printer
+from quorem import term as _term
+from quorem.bounds import BoundsError, bounds_of
+from quorem.build import parse_term
+from quorem.errors import (
     DivisionByZeroError,
     EvaluationError,
     IncompleteRewriteWarning,
@@ -26,8 +26,8 @@ from quorem.engine.errors import (
     UnprovenRuleWarning,
     VariableClashError,
 )
-from quorem.engine.ops import Op, Semantics
-from quorem.engine.rewrite import (
+from quorem.ops import Op, Semantics
+from quorem.rewrite import (
     RewriteResult,
     Step,
     StopReason,
@@ -35,10 +35,10 @@ from quorem.engine.rewrite import (
     rewrite_given,
     rewrite_stop,
 )
-from quorem.engine.rule import Rule
-from quorem.engine.ruleset import RuleSet, default_ruleset
-from quorem.engine.term import Term, check_one_name, const, var
-from quorem.engine.walk import free_names, nodes
+from quorem.rule import Rule
+from quorem.ruleset import RuleSet, default_ruleset
+from quorem.term import Term, check_one_name, const, var
+from quorem.walk import free_names, nodes
 
 __all__ = [
     "BoundsError",
@@ -208,7 +208,7 @@ logical_not = _terms_checked("t")(_term.logical_not)
 
 
 def linear(pairs: Iterable[tuple[Term, int]], constant: int = 0) -> Term:
-    """``sum(c*t for t, c in pairs) + constant`` as a canonical term (see ``quorem.engine.term``).
+    """``sum(c*t for t, c in pairs) + constant`` as a canonical term (see ``quorem.term``).
 
     Each pair must be ``(Term, int)``: a TypeError names the first that is not.
     """
@@ -294,7 +294,7 @@ def simplify(
     The result equals ``term`` at every point of the variables' ranges where ``term`` is
     defined. The work is bounded by what the input justifies (``max_steps`` rule
     applications, default relative to the input's size; see
-    :func:`quorem.engine.rewrite.budget_for`); if rewriting stops before a fixed point
+    :func:`quorem.rewrite.budget_for`); if rewriting stops before a fixed point
     (budget spent, runaway growth, a cycle), the result is still sound and an
     :class:`IncompleteRewriteWarning` is issued. Use :func:`explain` to see the rules
     applied and why rewriting stopped.
@@ -302,10 +302,10 @@ def simplify(
     With ``given`` conditions (terms such as ``x*4 + y < 30``, true where non-zero), the
     result equals ``term`` only at the points where every condition holds: the
     variables' ranges are narrowed by the conditions while simplifying (see
-    :func:`quorem.engine.rewrite.rewrite_given`).
+    :func:`quorem.rewrite.rewrite_given`).
 
     Safe to call from several threads at once, on shared terms and rule sets (see
-    *Threads* in :mod:`quorem.engine.term`).
+    *Threads* in :mod:`quorem.term`).
 
     Raises:
         VariableClashError: (a :class:`TermError`) if ``term`` holds two variables with
@@ -416,22 +416,22 @@ def emit(
 ) -> str:
     """Source of a C, CUDA or Python function ``name(params...)`` computing ``term``.
 
-    See :func:`quorem.engine.emit.emit`: parameters in order (default: the variables,
+    See :func:`quorem.emit.emit`: parameters in order (default: the variables,
     sorted), ``int64_t`` in C and CUDA with ``int32_t`` inside where every step fits,
     floor division lowered to the target's by proven rules; ``name`` (default
     ``quorem_index``) and the parameters must be identifiers ``lang`` can use, else an
     error names them. Equal to ``term`` at every point of its variables' bounds where
     ``term`` has a value.
     """
-    from quorem.engine.emit import emit as emit_code  # noqa: PLC0415
+    from quorem.emit import emit as emit_code  # noqa: PLC0415
 
     _require_term("emit", term, more=params is not None)
     return emit_code(term, params, lang, name)
 
 
 def to_sympy(term: Term) -> Any:
-    """``term`` as a SymPy expression (needs SymPy; see :mod:`quorem.engine.sympy_interop`)."""
-    from quorem.engine.sympy_interop import to_sympy as convert  # noqa: PLC0415
+    """``term`` as a SymPy expression (needs SymPy; see :mod:`quorem.sympy_interop`)."""
+    from quorem.sympy_interop import to_sympy as convert  # noqa: PLC0415
 
     _require_term("to_sympy", term)
     return convert(term)
@@ -442,6 +442,6 @@ def from_sympy(expr: Any, bounds: VarBounds | None = None) -> Term:
 
     ``bounds`` takes the forms :func:`parse`'s ``vars`` does (``(lo, hi)`` or ``"LO:HI"``).
     """
-    from quorem.engine.sympy_interop import from_sympy as convert  # noqa: PLC0415
+    from quorem.sympy_interop import from_sympy as convert  # noqa: PLC0415
 
     return convert(expr, bounds_of(bounds))

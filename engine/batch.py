@@ -33,9 +33,9 @@ import weakref
 from collections.abc import Callable, Iterable, Iterator
 from typing import Final
 
-from quorem.engine.matcher import Bindings, instantiate, match
-from quorem.engine.ops import DIVISION_OPS, Op, Semantics
-from quorem.engine.rule import (
+from quorem.matcher import Bindings, instantiate, match
+from quorem.ops import DIVISION_OPS, Op, Semantics
+from quorem.rule import (
     Binary,
     Expr,
     Name,
@@ -49,8 +49,8 @@ from quorem.engine.rule import (
     expr_names,
     pattern_op,
 )
-from quorem.engine.ruleset import RuleSet
-from quorem.engine.term import Term, linear, linear_update, lookup, op_block
+from quorem.ruleset import RuleSet
+from quorem.term import Term, linear, linear_update, lookup, op_block
 
 __all__ = [
     "BATCH_ATOMS",
@@ -306,7 +306,7 @@ def _quick_group(
 
     The same candidates as the matcher's: ``a0`` has the first pattern's operator (its
     operator block), a constant name binds a constant operand, and a partner
-    ``op(names...)`` exists exactly when :func:`~quorem.engine.term.lookup` finds it.
+    ``op(names...)`` exists exactly when :func:`~quorem.term.lookup` finds it.
     """
     names, looked = quick
     args = a0.args

@@ -13,8 +13,8 @@ import re
 from collections.abc import Mapping
 from typing import Final
 
-from quorem.engine.errors import ParseError, QuoremError
-from quorem.engine.syntax import parse_int
+from quorem.errors import ParseError, QuoremError
+from quorem.syntax import parse_int
 
 __all__ = [
     "BOUNDS_EXAMPLES",

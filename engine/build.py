@@ -6,16 +6,16 @@ import gc
 from collections.abc import Mapping
 from typing import Final
 
-from quorem.engine.errors import (
+from quorem.errors import (
     DivisionByZeroError,
     ParseError,
     TermError,
     ZeroDivisorParseError,
 )
-from quorem.engine.ops import DIVISION_FUNCTIONS, Op, Semantics
-from quorem.engine.printer import brief
-from quorem.engine.syntax import Binary, Call, Name, Node, Num, Unary, parse_syntax
-from quorem.engine.term import (
+from quorem.ops import DIVISION_FUNCTIONS, Op, Semantics
+from quorem.printer import brief
+from quorem.syntax import Binary, Call, Name, Node, Num, Unary, parse_syntax
+from quorem.term import (
     Term,
     ceildiv,
     compare,

@@ -20,10 +20,10 @@ import dataclasses
 from collections.abc import Iterable, Mapping
 from typing import Final
 
-from quorem.engine.errors import TermError
-from quorem.engine.ops import DIVISION_OPS, Op
-from quorem.engine.term import Term, const, linear, var
-from quorem.engine.walk import free_names, nodes, replace_subterms, substitute
+from quorem.errors import TermError
+from quorem.ops import DIVISION_OPS, Op
+from quorem.term import Term, const, linear, var
+from quorem.walk import free_names, nodes, replace_subterms, substitute
 
 __all__ = [
     "Bounds",

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from quorem.engine.arith import BINARY_EVALUATORS
-from quorem.engine.errors import EvaluationError
-from quorem.engine.ops import DIVISION_OPS, Op
-from quorem.engine.printer import brief
-from quorem.engine.term import Term
+from quorem.arith import BINARY_EVALUATORS
+from quorem.errors import EvaluationError
+from quorem.ops import DIVISION_OPS, Op
+from quorem.printer import brief
+from quorem.term import Term
 
 __all__ = ["count_divmod", "evaluate"]
 

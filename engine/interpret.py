@@ -14,7 +14,7 @@ import math
 from collections.abc import Callable, Mapping, Sequence
 from typing import Final, Union
 
-from quorem.engine.arith import (
+from quorem.arith import (
     ceildiv,
     eucliddiv,
     euclidmod,
@@ -23,11 +23,11 @@ from quorem.engine.arith import (
     truncdiv,
     truncmod,
 )
-from quorem.engine.errors import TermError
-from quorem.engine.monomial import monomial_divides, monomial_quotient
-from quorem.engine.ops import DIVISION_FUNCTIONS, Op, Semantics
-from quorem.engine.overflow import fits_int64
-from quorem.engine.rule import (
+from quorem.errors import TermError
+from quorem.monomial import monomial_divides, monomial_quotient
+from quorem.ops import DIVISION_FUNCTIONS, Op, Semantics
+from quorem.overflow import fits_int64
+from quorem.rule import (
     TERM_FUNCS,
     Binary,
     Call,
@@ -38,7 +38,7 @@ from quorem.engine.rule import (
     Unary,
     sequence_names,
 )
-from quorem.engine.term import (
+from quorem.term import (
     Term,
     compare,
     const,
@@ -51,7 +51,7 @@ from quorem.engine.term import (
     mod,
     mul,
 )
-from quorem.engine.term import ceildiv as ceildiv_term
+from quorem.term import ceildiv as ceildiv_term
 
 __all__ = ["Binding", "Env", "Undetermined", "evaluate_expr", "evaluate_to_term"]
 
@@ -297,7 +297,7 @@ class _Evaluator:
         return _DIV[f](nums[0], nums[1])
 
     def monomial_call(self, f: str, a: Term, b: Term) -> Value:
-        """``tdivides(u, t)`` or ``tquotient(t, u)`` (see :mod:`quorem.engine.monomial`)."""
+        """``tdivides(u, t)`` or ``tquotient(t, u)`` (see :mod:`quorem.monomial`)."""
         if f == "tdivides":
             return monomial_divides(a, b)
         q = monomial_quotient(a, b)

@@ -10,7 +10,7 @@ dispatchers that chunk compiled. The parent writes the results in input order: t
 output is the same as in one process (only the ``seconds`` a rewrite took differ from
 run to run). ``--jobs 1`` starts no process. Any start method works (fork, spawn,
 forkserver): the rule set is sent as a picklable :class:`RulesSpec`, cases as pickled
-terms (:meth:`quorem.engine.term.Term.__reduce__`).
+terms (:meth:`quorem.term.Term.__reduce__`).
 
 Workers ignore Ctrl-C: the parent, interrupted, stops them (:func:`stop_pool`).
 """
@@ -28,10 +28,10 @@ from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from typing import Final, TextIO, TypeVar
 
-from quorem.engine.errors import QuoremError
-from quorem.engine.ops import Semantics
-from quorem.engine.rule import Rule
-from quorem.engine.ruleset import RuleSet, default_ruleset
+from quorem.errors import QuoremError
+from quorem.ops import Semantics
+from quorem.rule import Rule
+from quorem.ruleset import RuleSet, default_ruleset
 
 __all__ = [
     "BATCH_CHUNK",
@@ -63,7 +63,7 @@ class RulesSpec:
     ``own``: the rules that are not the shipped ones, in priority order; with
     ``with_shipped``, the shipped rules follow them (``--rules FILE``), else they are
     the whole set (``--only-rules``, or a set built in Python). ``compiled`` and
-    ``allow_unproven``: as the parent's set (see :class:`~quorem.engine.ruleset.RuleSet`;
+    ``allow_unproven``: as the parent's set (see :class:`~quorem.ruleset.RuleSet`;
     each rule carries its proof, so a worker gates the rules as the parent does).
     """
 
@@ -196,7 +196,7 @@ class _BatchChunk:
 
 def _batch_lines(chunk: _BatchChunk, ruleset: RuleSet) -> list[_LineOutput]:
     """Each line's output, as the in-process batch writes it."""
-    from quorem.engine.cli import batch_line  # noqa: PLC0415  (cli imports this module)
+    from quorem.cli.main import batch_line  # noqa: PLC0415  (cli imports this module)
 
     done: list[_LineOutput] = []
     for lineno, text in chunk.lines:

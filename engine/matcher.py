@@ -3,7 +3,7 @@
 A match is a dictionary from the pattern's names to what they matched: a term, an int,
 or, for the sequence names of ``sum(K*t)``, a list per addend. Matching respects the
 canonical form: commutative operands are tried in both orders, and a sum pattern sees
-any term as a sum (see :class:`~quorem.engine.rule.PSum`).
+any term as a sum (see :class:`~quorem.rule.PSum`).
 """
 
 from __future__ import annotations
@@ -11,10 +11,10 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Final
 
-from quorem.engine.errors import TermError
-from quorem.engine.interpret import Binding, Undetermined, evaluate_expr
-from quorem.engine.ops import COMMUTATIVE, LOGICAL, Op, Semantics
-from quorem.engine.rule import (
+from quorem.errors import TermError
+from quorem.interpret import Binding, Undetermined, evaluate_expr
+from quorem.ops import COMMUTATIVE, LOGICAL, Op, Semantics
+from quorem.rule import (
     Call,
     Expr,
     Lit,
@@ -29,7 +29,7 @@ from quorem.engine.rule import (
     Unary,
     pattern_op,
 )
-from quorem.engine.term import Term, binary, const, junction_chain, junction_clauses, linear
+from quorem.term import Term, binary, const, junction_chain, junction_clauses, linear
 
 __all__ = ["Bindings", "child_cost", "instantiate", "match"]
 

@@ -9,7 +9,7 @@ overflow.
 The check walks the *template*, not the canonical term it builds: each of its nodes
 (operands, each ``K*t`` of a ``sum`` and its total, constants) gets a range from the
 ranges of the matched terms through the interval transfer functions of
-:mod:`quorem.engine.interval`, which are proven sound (``quorem verify --obligation
+:mod:`quorem.interval`, which are proven sound (``quorem verify --obligation
 interval``). A matched term the input computes (any node of it but the rest of a sum
 pattern, a partial sum) counts as ranging over int64 at most, since the promise is
 relative: where every value of the input fits. The guard holds only if every range
@@ -28,10 +28,10 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Final, Union
 
-from quorem.engine import interval as iv
-from quorem.engine.ops import DIVISION_FUNCTIONS, Op, Semantics
-from quorem.engine.rule import Binary, Call, Expr, Lit, Name, Unary, expr_names, sequence_names
-from quorem.engine.term import Term
+from quorem import interval as iv
+from quorem.ops import DIVISION_FUNCTIONS, Op, Semantics
+from quorem.rule import Binary, Call, Expr, Lit, Name, Unary, expr_names, sequence_names
+from quorem.term import Term
 
 __all__ = ["INT64_MAX", "INT64_MIN", "FitsCheck", "compile_fits", "fits_int64", "term_fits_int64"]
 
@@ -154,7 +154,7 @@ def _call_node(e: Call, sem: Semantics) -> _Node:
         (fa,) = kids
         return lambda env, i: _check(_abs_range(fa(env, i)))
     if f == "tquotient":
-        # t == q*u with u a non-zero integer, so |q| <= |t| (quorem.engine.monomial).
+        # t == q*u with u a non-zero integer, so |q| <= |t| (quorem.monomial).
         fa, fb = kids
         return lambda env, i: (fb(env, i), _check(_magnitude_range(fa(env, i))))[1]
     return _too_wide  # gcd, aggregates of conditions, ...: not needed by any rule

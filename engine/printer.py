@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Final
 
-from quorem.engine.ops import QUOTIENT_OPS, SEMANTICS_OF, Op, Semantics
-from quorem.engine.term import Term
+from quorem.ops import QUOTIENT_OPS, SEMANTICS_OF, Op, Semantics
+from quorem.term import Term
 
 __all__ = ["brief", "int_text", "to_text"]
 
@@ -18,7 +18,7 @@ _PROD: Final = 5
 _UNARY: Final = 6
 _ATOM: Final = 7
 # Beyond this, print in hex: it converts in linear time and parses back at any length,
-# while decimal literals are limited (quorem.engine.syntax.MAX_DIGITS).
+# while decimal literals are limited (quorem.syntax.MAX_DIGITS).
 _HUGE: Final = 10**4000
 # str() of an int this small works under any limit sys.set_int_max_str_digits accepts
 # (at least 640 digits); larger decimals are converted in pieces of _PIECE digits.

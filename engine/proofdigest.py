@@ -120,6 +120,11 @@ def proof_sources() -> list[Path]:
     Sorted, each once; found by reading the files' ``import`` statements (nothing is
     imported to find them but the packages, to locate their files).
     """
+    return sorted(set(_proof_modules().values()))
+
+
+def _proof_modules() -> dict[str, Path]:
+    """Each module :func:`proof_sources` finds, by name, with its source file."""
     found: dict[str, Path] = {}
     todo = list(PROOF_ROOTS)
     while todo:
@@ -132,19 +137,20 @@ def proof_sources() -> list[Path]:
         found[module] = path
         text = path.read_text(encoding="utf-8")
         todo += sorted(_imported(module, text, path.name == "__init__.py") - found.keys())
-    return sorted(set(found.values()))
+    return found
 
 
 @functools.cache
 def code_digest() -> str:
     """SHA-256 of the bytes of :func:`proof_sources`, each with its file name.
 
-    Computed once per process; the files are named by their last two path parts
-    (``verify/division.py``), so the digest does not depend on where the package lives.
+    Computed once per process; each file is named by its module (``quorem.verify.division``),
+    so the digest does not depend on where the package lives: a wheel, an editable install's
+    link tree and the source folders give one digest.
     """
     h = hashlib.sha256()
-    for path in proof_sources():
-        h.update("/".join(path.parts[-2:]).encode() + b"\x00")
+    for module, path in sorted(_proof_modules().items()):
+        h.update(module.encode() + b"\x00")
         h.update(path.read_bytes())
         h.update(b"\x00")
     return h.hexdigest()

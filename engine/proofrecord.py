@@ -1,11 +1,11 @@
 """Proof records: what ``quorem verify FILE`` proved, kept beside the rules file.
 
 A rule is applied only where it is proven for the semantics in use (see
-:class:`~quorem.engine.ruleset.RuleSet`). The evidence is a *proof record*,
+:class:`~quorem.ruleset.RuleSet`). The evidence is a *proof record*,
 ``FILE.proof.json`` beside ``FILE``, written by ``quorem verify FILE``. It holds:
 
 * ``prover``: the digest of the prover's code that proved it
-  (:func:`quorem.engine.proofdigest.code_digest`);
+  (:func:`quorem.proofdigest.code_digest`);
 * ``file_sha256``: the SHA-256 of the rules file's bytes when it was proven;
 * per rule: its name, the SHA-256 of its text (comments and blank lines dropped, lines
   stripped: moving a rule or re-indenting it keeps its proof) and, per semantics it is
@@ -32,8 +32,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Final
 
-from quorem.engine.ops import Semantics
-from quorem.engine.rule import Rule
+from quorem.ops import Semantics
+from quorem.rule import Rule
 
 __all__ = [
     "NO_RECORD",
@@ -160,7 +160,7 @@ def _proof(entry: Mapping[str, Any], source: str, stale: str) -> RuleProof:
 
 def _prover_stale(data: Mapping[str, Any], rules_file: str) -> str:
     """Why a record by another prover does not count, or '' when it is this one's."""
-    from quorem.engine.proofdigest import code_digest  # noqa: PLC0415  (user records only)
+    from quorem.proofdigest import code_digest  # noqa: PLC0415  (user records only)
 
     current = code_digest()
     if data["prover"] == current:

@@ -18,23 +18,23 @@ from collections.abc import Iterable, Iterator, Sequence
 from contextvars import ContextVar
 from itertools import filterfalse
 
-from quorem.engine.batch import BATCH_ATOMS, BatchRule, batch_hook, batch_rules
-from quorem.engine.compiled import Dispatch
-from quorem.engine.context import in_context, knowledge, restore_variables, safe_outside
-from quorem.engine.errors import DivisionByZeroError, TermError
-from quorem.engine.evaluate import count_divmod
-from quorem.engine.junction import (
+from quorem.batch import BATCH_ATOMS, BatchRule, batch_hook, batch_rules
+from quorem.compiler.dispatch import Dispatch
+from quorem.context import in_context, knowledge, restore_variables, safe_outside
+from quorem.errors import DivisionByZeroError, TermError
+from quorem.evaluate import count_divmod
+from quorem.junction import (
     ChainRules,
     PairRule,
     apply_pair_rules,
     chain_rules,
     is_long_chain,
 )
-from quorem.engine.matcher import JUNCTION_CLAUSES
-from quorem.engine.ops import Op
-from quorem.engine.overflow import term_fits_int64
-from quorem.engine.ruleset import CompiledRule, RuleSet
-from quorem.engine.term import (
+from quorem.matcher import JUNCTION_CLAUSES
+from quorem.ops import Op
+from quorem.overflow import term_fits_int64
+from quorem.ruleset import CompiledRule, RuleSet
+from quorem.term import (
     Term,
     conjunction,
     const,
@@ -45,7 +45,7 @@ from quorem.engine.term import (
     point_variables_built,
     rebuild,
 )
-from quorem.engine.walk import free_names, nodes, pin_point_variables, postorder
+from quorem.walk import free_names, nodes, pin_point_variables, postorder
 
 _CONST_OP, _ADD_OP, _VAR_OP = Op.CONST, Op.ADD, Op.VAR
 
@@ -183,7 +183,7 @@ class RewriteResult:
             at least half of the steps. Empty at a fixed point.
         unproven_rules: the rules applied that are not proven for their semantics
             (possible only with a rule set that allows them, see
-            :class:`~quorem.engine.ruleset.RuleSet`), in order of first application.
+            :class:`~quorem.ruleset.RuleSet`), in order of first application.
 
     """
 
@@ -239,14 +239,14 @@ def _run(  # noqa: PLR0915  (one loop, inlined for speed)
     visited more than ``budget.nodes`` terms, is not taken and ends the rewriting (the
     rest is only rebuilt). Returns the result, why the run stopped, and the steps spent.
 
-    ``batch``: the local sum rules (:mod:`quorem.engine.batch`); when the dispatcher
+    ``batch``: the local sum rules (:mod:`quorem.batch`); when the dispatcher
     applies one to a sum of more than ``BATCH_ATOMS`` atoms, all its disjoint matches
     there are applied at once, as one step.
 
     ``cycles``: when given (with ``steps``), each cycle found is added as the term that
     came back and the number of steps traced when it did.
 
-    ``chains``: the ``and``/``or`` rules (:mod:`quorem.engine.junction`); when given, an
+    ``chains``: the ``and``/``or`` rules (:mod:`quorem.junction`); when given, an
     ``and``/``or`` chain of more than ``LONG_CHAIN`` clauses is one node whose operands
     are its clauses (its tails are never rewritten on their own), rebuilt canonically,
     and its pair rules apply to every disjoint pair of clauses at once, as one step per
@@ -455,7 +455,7 @@ def _collector_paused(budget: Budget) -> Iterator[None]:
 
 def _zero_everywhere(exc: DivisionByZeroError, t: Term) -> DivisionByZeroError:
     """The error for the division ``t`` whose divisor was proven 0 at every point."""
-    from quorem.engine.printer import brief  # noqa: PLC0415  (printer imports rewrite's deps)
+    from quorem.printer import brief  # noqa: PLC0415  (printer imports rewrite's deps)
 
     return DivisionByZeroError(
         f"{exc}: its divisor {brief(t.args[1])} is 0 at every point of the variables' ranges"
@@ -624,7 +624,7 @@ def rewrite_given(
     """:func:`rewrite` knowing that every condition of ``given`` holds (is non-zero).
 
     The variables' ranges are narrowed by the conditions (linear bounds, divisions by
-    constants: :func:`quorem.engine.context.narrow`, never wider than they were), the
+    constants: :func:`quorem.context.narrow`, never wider than they were), the
     term is rewritten with the narrowed variables, and the variables are given their own
     ranges back. The result equals ``term`` at every point of the box where all of
     ``given`` hold. Outside them it may differ, but it is defined and fits int64
@@ -681,7 +681,7 @@ def _phases(
     """The early phase, then all rules (see :func:`rewrite`; ``strict``: :func:`_context_pass`).
 
     Raises UnprovenRuleError first when a rule the rule set refuses is in use for
-    ``term`` (:meth:`~quorem.engine.ruleset.RuleSet.check_term`).
+    ``term`` (:meth:`~quorem.ruleset.RuleSet.check_term`).
     """
     if ruleset.refused:
         ruleset.check_term(term)
@@ -780,11 +780,11 @@ def _context_pass(
 
     A clause of a conjunction matters only where the other clauses hold, and a clause of
     a disjunction only where the others fail: the clause is rewritten with its variables'
-    ranges narrowed by that context (:mod:`quorem.engine.context`), and the conjunction
+    ranges narrowed by that context (:mod:`quorem.context`), and the conjunction
     keeps its value at every point. Contexts that cannot hold decide the junction (a
     conjunction whose other clauses contradict each other is 0). A clause's rewrite is
     kept only if it is defined and fits int64 with the variables' full ranges wherever
-    the clause is and does (:func:`quorem.engine.context.safe_outside`), since the clause
+    the clause is and does (:func:`quorem.context.safe_outside`), since the clause
     is still computed where the context fails. Also returns the rule applications made.
 
     A divisor the pass decides to be 0 (``x // (w < 0 and 0 < w)``) leaves its division
@@ -874,7 +874,7 @@ def _junction_in_context(
     return (conjunction if conj else disjunction)(clauses), spent
 
 
-# What a context clause can say (quorem.engine.context reads nothing else).
+# What a context clause can say (quorem.context reads nothing else).
 _INFORMATIVE = frozenset({Op.LT, Op.LE, Op.EQ, Op.NE, Op.AND})
 
 
@@ -887,7 +887,7 @@ class _Contexts:
 
     A clause of a conjunction is simplified knowing the others hold; of a disjunction,
     knowing they fail (their negations hold). Only the conditions
-    :func:`quorem.engine.context.knowledge` reads are kept (comparisons, conjunctions, a
+    :func:`quorem.context.knowledge` reads are kept (comparisons, conjunctions, a
     constant 0). Up to :data:`JUNCTION_CLAUSES` of them, a clause's context is all the
     others, as it always was; in a longer junction it is the others linked to the clause
     by shared variables, nearest first (at most ``_ROUNDS`` links away, at most

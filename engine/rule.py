@@ -1,7 +1,7 @@
 """Rules as data: the pattern, guard and rewrite language's syntax tree, and ``Rule``.
 
 A rule says: wherever a term matches ``pattern`` and ``guard`` holds, it may be replaced
-by ``rewrite``. Rules are written in ``.rules`` files (see :mod:`quorem.engine.rulefile`)
+by ``rewrite``. Rules are written in ``.rules`` files (see :mod:`quorem.rulefile`)
 and this module is their in-memory form, shared by the rewriter (which runs it on
 concrete terms) and the prover (which encodes it symbolically).
 
@@ -20,10 +20,10 @@ import dataclasses
 import enum
 from typing import TYPE_CHECKING, Final
 
-from quorem.engine.ops import DIV_OF, MOD_OF, Op, Semantics
+from quorem.ops import DIV_OF, MOD_OF, Op, Semantics
 
 if TYPE_CHECKING:
-    from quorem.engine.proofrecord import RuleProof
+    from quorem.proofrecord import RuleProof
 
 __all__ = [
     "AGGREGATES",
@@ -183,7 +183,7 @@ CONST_FUNCS: Final = frozenset(
     }
 )
 AGGREGATES: Final = frozenset({"sum", "all", "any"})
-# Functions of terms (quorem.engine.monomial): ``tdivides(u, t)``, the monomial ``u``
+# Functions of terms (quorem.monomial): ``tdivides(u, t)``, the monomial ``u``
 # divides ``t`` as a polynomial over its atoms; ``tquotient(t, u)``, that quotient.
 TERM_FUNCS: Final = frozenset({"tdivides", "tquotient"})
 
@@ -294,7 +294,7 @@ class Rule:
         line: the line of its ``rule`` header.
         text: the rule's source text (for reports and proof caches).
         proof: what the proof records say of the rule
-            (:mod:`quorem.engine.proofrecord`), attached when it is loaded; None for a
+            (:mod:`quorem.proofrecord`), attached when it is loaded; None for a
             rule no record was looked up for (it counts as unproven).
 
     """

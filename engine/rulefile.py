@@ -1,4 +1,4 @@
-"""Read ``.rules`` files into :class:`~quorem.engine.rule.Rule` objects, checking them.
+"""Read ``.rules`` files into :class:`~quorem.rule.Rule` objects, checking them.
 
 A rules file is a sequence of blocks::
 
@@ -28,13 +28,13 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Final
 
-from quorem.engine import syntax as sx
-from quorem.engine.codecache import load_parsed, shipped, store_parsed
-from quorem.engine.errors import ParseError, RuleError, RuleErrors
-from quorem.engine.ops import Semantics
-from quorem.engine.printer import int_text
-from quorem.engine.proofrecord import attach_proofs
-from quorem.engine.rule import (
+from quorem import syntax as sx
+from quorem.compiler.cache import load_parsed, shipped, store_parsed
+from quorem.errors import ParseError, RuleError, RuleErrors
+from quorem.ops import Semantics
+from quorem.printer import int_text
+from quorem.proofrecord import attach_proofs
+from quorem.rule import (
     AGGREGATES,
     CONST_FUNCS,
     TERM_FUNCS,
@@ -72,7 +72,7 @@ _FIELDS: Final = ("doc", "semantics", "phase", "pattern", "let", "guard", "rewri
 _LET_RE: Final = re.compile(r"^(?P<lead>\s*)(?P<name>[A-Za-z_][A-Za-z_0-9]*)\s*=(?!=)(?P<expr>.*)$")
 _REQUIRED: Final = ("doc", "semantics", "pattern", "rewrite")
 # Canonical terms keep a product flat (one MUL node of all its factors, see
-# quorem.engine.term), and a product pattern matches a product of exactly two factors:
+# quorem.term), and a product pattern matches a product of exactly two factors:
 # a factor that is itself a product can never be matched.
 _NESTED_PRODUCT: Final = (
     "this pattern never matches: a factor of a product cannot be a product, since terms "
@@ -796,7 +796,7 @@ def parse_rules(text: str, file: str = "<rules>") -> list[Rule]:
     """Parse the text of a rules file. Raises RuleError (``file:line:col: reason``).
 
     Every problem of the file is reported, not only the first: with more than one the
-    error is a :class:`~quorem.engine.errors.RuleErrors` listing them in file order (one
+    error is a :class:`~quorem.errors.RuleErrors` listing them in file order (one
     per rule block at most, since a block's later fields may depend on its first
     error). A leading byte-order mark is ignored; see the module docstring for what text
     is allowed. Every problem, however malformed the text, is a RuleError.
@@ -880,9 +880,9 @@ def load_rule_files(paths: Iterable[str | Path]) -> list[Rule]:
     a wrong path or an unfinished file, never a rule set meant to be empty.
 
     The parse of files read before (same bytes, same engine) is taken from
-    :func:`~quorem.engine.codecache.load_parsed`: parsing is a large share of start-up.
+    :func:`~quorem.compiler.cache.load_parsed`: parsing is a large share of start-up.
     Each rule carries what its file's proof record (``FILE.proof.json``) says of it
-    (:func:`~quorem.engine.proofrecord.attach_proofs`).
+    (:func:`~quorem.proofrecord.attach_proofs`).
     """
     files: list[tuple[str, bytes]] = []
     for path in paths:

@@ -7,8 +7,8 @@ import threading
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 
-from quorem.engine.codecache import rule_cache
-from quorem.engine.compiled import (
+from quorem.compiler.cache import rule_cache
+from quorem.compiler.dispatch import (
     Applier,
     Dispatch,
     DispatchEntry,
@@ -17,13 +17,13 @@ from quorem.engine.compiled import (
     compile_rule,
     sum_needs,
 )
-from quorem.engine.errors import RuleError, UnprovenRule, UnprovenRuleError
-from quorem.engine.interpret import Undetermined, evaluate_expr, evaluate_to_term
-from quorem.engine.matcher import Bindings, match
-from quorem.engine.matcher import child_cost as _child_cost
-from quorem.engine.ops import COMMUTATIVE, SEMANTICS_OF, Op, Semantics
-from quorem.engine.proofrecord import PROVEN, proofs_from_record, semantics_key
-from quorem.engine.rule import (
+from quorem.errors import RuleError, UnprovenRule, UnprovenRuleError
+from quorem.interpret import Undetermined, evaluate_expr, evaluate_to_term
+from quorem.matcher import Bindings, match
+from quorem.matcher import child_cost as _child_cost
+from quorem.ops import COMMUTATIVE, SEMANTICS_OF, Op, Semantics
+from quorem.proofrecord import PROVEN, proofs_from_record, semantics_key
+from quorem.rule import (
     Name,
     Pattern,
     PConst,
@@ -36,9 +36,9 @@ from quorem.engine.rule import (
     expr_names,
     pattern_op,
 )
-from quorem.engine.rulefile import check_unique_names, load_rule_files, parse_rules, raise_all
-from quorem.engine.term import Term
-from quorem.engine.walk import nodes
+from quorem.rulefile import check_unique_names, load_rule_files, parse_rules, raise_all
+from quorem.term import Term
+from quorem.walk import nodes
 
 __all__ = [
     "CompiledRule",
@@ -86,7 +86,7 @@ def fits(shape: Shape, t: Term) -> bool:
 class CompiledRule:
     """A rule instantiated for one semantics (``None`` for rules without division).
 
-    ``code`` is the rule compiled to a specialised function (:mod:`quorem.engine.compiled`),
+    ``code`` is the rule compiled to a specialised function (:mod:`quorem.compiler.dispatch`),
     or None to run it on the reference interpreter; both give the same results. ``fn`` is
     what :meth:`apply` calls: the compiled function, or :meth:`reference_apply`.
     """
@@ -224,7 +224,7 @@ def _has_division(p: Pattern) -> bool:
 
 
 def dispatch_entries(rules: Sequence[CompiledRule]) -> list[DispatchEntry]:
-    """What :func:`~quorem.engine.compiled.compile_dispatch` is given for ``rules``."""
+    """What :func:`~quorem.compiler.dispatch.compile_dispatch` is given for ``rules``."""
     return [
         DispatchEntry(
             c.fn,
@@ -288,7 +288,7 @@ class RuleSet:
         rules file's proof record) are applied. The others are listed in
         :attr:`unproven`; unless ``allow_unproven``, they are left out of the rewriter
         (:attr:`refused`), and rewriting a term they could apply to raises
-        :class:`~quorem.engine.errors.UnprovenRuleError` naming them (see
+        :class:`~quorem.errors.UnprovenRuleError` naming them (see
         :meth:`check_term`). With ``allow_unproven`` they are applied, and each result
         they touch says so (``RewriteResult.unproven_rules``).
         """

@@ -20,12 +20,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Final
 
-from quorem.engine.arith import BINARY_EVALUATORS
-from quorem.engine.emit.lower import lower
-from quorem.engine.errors import QuoremError
-from quorem.engine.ops import Op, Semantics
-from quorem.engine.printer import brief
-from quorem.engine.term import (
+from quorem.arith import BINARY_EVALUATORS
+from quorem.emit.lower import lower
+from quorem.errors import QuoremError
+from quorem.ops import Op, Semantics
+from quorem.printer import brief
+from quorem.term import (
     Term,
     ceildiv,
     compare,
@@ -37,7 +37,7 @@ from quorem.engine.term import (
     product,
     var,
 )
-from quorem.engine.walk import postorder, tree_size
+from quorem.walk import postorder, tree_size
 
 __all__ = ["SympyError", "from_sympy", "to_sympy"]
 

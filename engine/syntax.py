@@ -2,7 +2,7 @@
 
 The parser is an iterative operator-precedence (shunting-yard) parser, so nesting depth
 is bounded by memory, not by the recursion limit. It produces a small syntax tree that
-:mod:`quorem.engine.build` turns into terms and :mod:`quorem.engine.rulefile` into rules.
+:mod:`quorem.build` turns into terms and :mod:`quorem.rulefile` into rules.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import dataclasses
 import re
 from typing import Final
 
-from quorem.engine.errors import ParseError
+from quorem.errors import ParseError
 
 __all__ = [
     "BINARY_PRECEDENCE",

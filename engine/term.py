@@ -34,7 +34,7 @@ built them. This needs no lock: a new term is entered in the intern table with o
 that loses a race returns the winner's term (see ``_lost_race``); its cost was measured
 against a lock with ``benchmarks/intern_cost.py``. ``quorem.parse``, ``simplify`` and
 ``explain`` keep their state in their own call, so they may run in many threads at once
-on shared terms. A :class:`~quorem.engine.ruleset.RuleSet` may be shared: it is not
+on shared terms. A :class:`~quorem.ruleset.RuleSet` may be shared: it is not
 changed after construction except for its dispatchers, compiled on first use under a
 lock (rule compilation fills a table shared by all rules, so it is serialised too);
 ``default_ruleset()`` and ``constraint_ruleset()`` load once, under the same lock. The
@@ -62,10 +62,10 @@ from _weakref import _remove_dead_weakref  # type: ignore[attr-defined]
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, Final, NoReturn
 
-from quorem.engine import interval as iv
-from quorem.engine.errors import DivisionByZeroError, TermError, VariableClashError
-from quorem.engine.ops import DIV_OF, MOD_OF, Op, Semantics
-from quorem.engine.syntax import RESERVED
+from quorem import interval as iv
+from quorem.errors import DivisionByZeroError, TermError, VariableClashError
+from quorem.ops import DIV_OF, MOD_OF, Op, Semantics
+from quorem.syntax import RESERVED
 
 __all__ = [
     "Term",
@@ -137,7 +137,7 @@ class Term:
     vmax: int | None
     skey: tuple[Any, ...]
     h: int  # deterministic structural hash (independent of PYTHONHASHSEED)
-    # Whether every intermediate's range lies in int64 (see quorem.engine.overflow): the
+    # Whether every intermediate's range lies in int64 (see quorem.overflow): the
     # node's own range, a sum's constant and each c*t, and every operand's fits64. Set
     # at construction from what it computes anyway; the rewriter asks it at every step.
     fits64: bool
@@ -198,7 +198,7 @@ class Term:
         raise TypeError("a quorem term has no truth value; use `is` to compare terms")
 
     def __str__(self) -> str:
-        from quorem.engine.printer import to_text  # noqa: PLC0415  (printer imports term)
+        from quorem.printer import to_text  # noqa: PLC0415  (printer imports term)
 
         return to_text(self)
 
@@ -562,7 +562,7 @@ def check_one_name(term: Term) -> None:
     clashing = frozenset(_CLASHING)  # (one C-level copy: atomic)
     if not clashing:
         return
-    from quorem.engine.walk import nodes  # noqa: PLC0415  (walk imports term)
+    from quorem.walk import nodes  # noqa: PLC0415  (walk imports term)
 
     first: dict[str, tuple[str, int | None, int | None]] = {}
     for t in nodes(term):
@@ -680,7 +680,7 @@ def var(name: str, lo: int | None = None, hi: int | None = None) -> Term:
             kind = type(side).__name__
             raise TermError(f"bound of variable {name} is not an int or None: {kind}")
     if lo is not None and hi is not None and lo > hi:
-        from quorem.engine.printer import int_text  # noqa: PLC0415  (printer imports term)
+        from quorem.printer import int_text  # noqa: PLC0415  (printer imports term)
 
         raise TermError(f"variable {name} has an empty range [{int_text(lo)}, {int_text(hi)}]")
     if lo is not None and lo == hi and not _POINT_VARIABLES:
@@ -770,7 +770,7 @@ def _make_sum(atoms: tuple[Term, ...], coefs: tuple[int, ...], constant: int) ->
             else:
                 lo += y  # type: ignore[operator]
                 hi += x  # type: ignore[operator]
-            # Each c*t is a value the sum's code computes (quorem.engine.overflow).
+            # Each c*t is a value the sum's code computes (quorem.overflow).
             if fits and not (
                 t.fits64 and _INT64_MIN <= x <= _INT64_MAX and _INT64_MIN <= y <= _INT64_MAX
             ):
@@ -869,7 +869,7 @@ def product(factors: Sequence[Term]) -> Term:
 
 
 def _zero_divisor(a: Term, op_text: str) -> NoReturn:
-    from quorem.engine.printer import brief  # noqa: PLC0415  (printer imports term)
+    from quorem.printer import brief  # noqa: PLC0415  (printer imports term)
 
     raise DivisionByZeroError(f"division by zero in ({brief(a)}) {op_text} 0")
 

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 
-from quorem.engine.errors import TermError
-from quorem.engine.ops import Op
-from quorem.engine.term import Term, const, rebuild, var
+from quorem.errors import TermError
+from quorem.ops import Op
+from quorem.term import Term, const, rebuild, var
 
 __all__ = [
     "free_names",

@@ -5,9 +5,10 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from hypothesis import strategies as st
-from quorem.engine.indexing import IndexingMap
-from quorem.engine.indexing.compare import points
-from quorem.engine.term import Term
+
+from quorem.indexing import IndexingMap
+from quorem.indexing.compare import points
+from quorem.term import Term
 
 Image = dict[tuple[int, ...], frozenset[tuple[int, ...]]]
 
@@ -20,7 +21,7 @@ def image(m: IndexingMap) -> Image:
     """
     pts = points(m)
     assert pts is not None, "domain too large to enumerate"
-    from quorem.engine.evaluate import evaluate
+    from quorem.evaluate import evaluate
 
     out: dict[tuple[int, ...], set[tuple[int, ...]]] = {}
     for p in pts:
@@ -95,9 +96,9 @@ def renamed(m: IndexingMap, names: list[str]) -> IndexingMap:
     """
     if m.known_empty:
         return m
-    from quorem.engine.indexing.map import Variable
-    from quorem.engine.term import var
-    from quorem.engine.walk import substitute
+    from quorem.indexing.map import Variable
+    from quorem.term import var
+    from quorem.walk import substitute
 
     old = list(m.variables())
     to = {v.name: var(n, v.lo, v.hi) for v, n in zip(old, names, strict=True)}

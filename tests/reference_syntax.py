@@ -1,6 +1,6 @@
 """The expression tokenizer and parser as first written: the reference for tests/test_syntax.py.
 
-A copy of quorem.engine.syntax before it was made faster (commit 6673f82), kept only to
+A copy of quorem.syntax before it was made faster (commit 6673f82), kept only to
 check that the fast one gives the same trees, tokens, errors and positions. Later changes
 to the language are made here too, written the plain way: Python's keywords are not
 names, and ``_`` in an integer stands only between digits (issue 14).
@@ -12,7 +12,7 @@ import dataclasses
 import re
 from typing import Final
 
-from quorem.engine.errors import ParseError
+from quorem.errors import ParseError
 
 __all__ = ["Binary", "Call", "Name", "Node", "Num", "Token", "Unary", "parse_syntax", "tokenize"]
 

@@ -20,9 +20,10 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from hypothesis import strategies as st
-from quorem.engine import arith
-from quorem.engine.ops import Op, Semantics
-from quorem.engine.term import (
+
+from quorem import arith
+from quorem.ops import Op, Semantics
+from quorem.term import (
     Term,
     ceildiv,
     compare,

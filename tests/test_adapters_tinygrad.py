@@ -8,17 +8,19 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-import quorem
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from quorem.engine.ops import Op
-from quorem.engine.walk import nodes
+
+import quorem
+from quorem.ops import Op
+from quorem.walk import nodes
 
 pytest.importorskip("tinygrad")
 
-from quorem.adapters.tinygrad import TinygradError, from_term, simplify, to_term
 from tinygrad.dtype import Invalid, dtypes
 from tinygrad.uop.ops import Ops, UOp, python_alu
+
+from quorem.adapters.tinygrad import TinygradError, from_term, simplify, to_term
 
 X = UOp.variable("x", -8, 8)
 Y = UOp.variable("y", 0, 20)

@@ -25,10 +25,11 @@ os.environ.setdefault("CACHELEVEL", "0")
 os.environ.setdefault("PARALLEL", "0")
 
 import numpy as np  # noqa: E402
-import quorem.adapters._tinygrad_hook as hook_module  # noqa: E402
-import quorem.adapters.tinygrad as adapter  # noqa: E402
 from tinygrad import Tensor, codegen  # noqa: E402
 from tinygrad.engine import realize  # noqa: E402
+
+import quorem.adapters._tinygrad_hook as hook_module  # noqa: E402
+import quorem.adapters.tinygrad as adapter  # noqa: E402
 
 
 @pytest.fixture(autouse=True)

@@ -6,18 +6,20 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-import quorem
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from quorem.engine.arith import floordiv, floormod, truncdiv, truncmod
-from quorem.engine.ops import Op
-from quorem.engine.walk import nodes
+
+import quorem
+from quorem.arith import floordiv, floormod, truncdiv, truncmod
+from quorem.ops import Op
+from quorem.walk import nodes
 
 pytest.importorskip("tvm")
 
-from quorem.adapters.tvm import TVMError, expr_cost, from_term, simplify, to_term
 from tvm import sym, tirx
 from tvm.ir import Range
+
+from quorem.adapters.tvm import TVMError, expr_cost, from_term, simplify, to_term
 
 X = tirx.Var("x", "int64")
 Y = tirx.Var("y", "int64")

@@ -1,7 +1,7 @@
 """The engine runs what was proven: concrete guards and rewrites agree with the encoding.
 
 A proof is about the Z3 meaning of a rule (``quorem.verify.encode``); the engine runs the
-concrete meaning (``quorem.engine.interpret`` and the compiled matchers). For random
+concrete meaning (``quorem.interpret`` and the compiled matchers). For random
 instances of every shipped rule, wherever the engine's guard says yes, the symbolic
 premises (guard, lets, definedness, ranges) must be satisfiable with every name pinned
 to what the engine matched -- values, and ranges as the engine computed them -- and the
@@ -21,9 +21,9 @@ from hypothesis import strategies as st
 z3 = pytest.importorskip("z3")
 
 import quorem  # noqa: E402
-from quorem.engine.errors import QuoremError  # noqa: E402
-from quorem.engine.rule import NameKind, Rule  # noqa: E402
-from quorem.engine.ruleset import RuleSet  # noqa: E402
+from quorem.errors import QuoremError  # noqa: E402
+from quorem.rule import NameKind, Rule  # noqa: E402
+from quorem.ruleset import RuleSet  # noqa: E402
 from quorem.verify.encode import encode_rule, has_sequence  # noqa: E402
 from quorem.verify.replay import _bindings, _build  # noqa: E402
 

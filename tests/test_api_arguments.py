@@ -15,14 +15,14 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-import quorem
 from hypothesis import given
 from hypothesis import strategies as st
-from quorem.engine.cli import parse_var
-from quorem.engine.ops import Op, Semantics
-from quorem.engine.walk import free_names
 
-from tests.strategies import bounds, expressions
+import quorem
+from quorem.cli.main import parse_var
+from quorem.ops import Op, Semantics
+from quorem.walk import free_names
+from strategies import bounds, expressions
 
 X = quorem.parse("x", {"x": (0, 9)})
 

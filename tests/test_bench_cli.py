@@ -10,15 +10,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 import quorem
-from quorem.engine.cli import main
-from quorem.engine.cli_rules import RulesUsageError, add_rules_options, ruleset_from_args
-from quorem.engine.errors import RuleError, RuleErrors
-from quorem.engine.indexing.mapsyntax import parse_map, print_map
-from quorem.engine.indexing.simplify import simplify_map
-from quorem.engine.rewrite import StopReason, rewrite
-from quorem.engine.rulefile import parse_rules
-from quorem.engine.ruleset import default_ruleset
+from quorem.cli.main import main
+from quorem.cli.rules_options import RulesUsageError, add_rules_options, ruleset_from_args
+from quorem.errors import RuleError, RuleErrors
+from quorem.indexing.mapsyntax import parse_map, print_map
+from quorem.indexing.simplify import simplify_map
+from quorem.rewrite import StopReason, rewrite
+from quorem.rulefile import parse_rules
+from quorem.ruleset import default_ruleset
 
 # Two rules undoing each other: rewriting with both must stop and name them.
 CYCLE_RULES = """\

@@ -14,11 +14,11 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-import quorem
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from support import assert_equivalent
 
+import quorem
 from benchmarks import corpora, ideal
 from benchmarks.layouts import Bounds
 

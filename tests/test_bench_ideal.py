@@ -8,10 +8,10 @@ bound's witness search must find a one-division form where there is one.
 
 from __future__ import annotations
 
-import quorem
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import quorem
 from benchmarks import ideal
 
 

@@ -11,8 +11,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import quorem
 
+import quorem
 from benchmarks.peers import load_system
 from benchmarks.peers.expr import (
     Node,

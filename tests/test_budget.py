@@ -7,10 +7,11 @@ import warnings
 from pathlib import Path
 
 import pytest
+
 import quorem
 from quorem import IncompleteRewriteWarning, RuleSet, StopReason
-from quorem.engine.rewrite import budget_for
-from quorem.engine.walk import nodes
+from quorem.rewrite import budget_for
+from quorem.walk import nodes
 
 CORPORA = Path(__file__).resolve().parent.parent / "benchmarks" / "corpora"
 

@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import quorem
 
+import quorem
 from benchmarks.peers.expr import evaluate_points, from_text
 
 CORPUS = Path(__file__).resolve().parents[1] / "benchmarks" / "data" / "tinygrad_captured.jsonl"

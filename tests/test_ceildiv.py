@@ -11,17 +11,18 @@ from collections.abc import Mapping
 from pathlib import Path
 
 import pytest
-import quorem
-import quorem.rules
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from quorem.engine.errors import EvaluationError
-from quorem.engine.ops import Op
-from quorem.engine.rulefile import parse_rules
-from quorem.engine.term import ceildiv
-from quorem.engine.walk import nodes
 from strategies import Case, points, random_cases
 from support import assert_equivalent, assert_simplified_keeps_value
+
+import quorem
+import quorem.rules
+from quorem.errors import EvaluationError
+from quorem.ops import Op
+from quorem.rulefile import parse_rules
+from quorem.term import ceildiv
+from quorem.walk import nodes
 
 Bounds = Mapping[str, tuple[int | None, int | None]]
 I64_MIN, I64_MAX = -(2**63), 2**63 - 1

@@ -17,12 +17,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import quorem
-from quorem.engine.evaluate import count_divmod
-from quorem.engine.walk import tree_size
 
+import quorem
 from benchmarks import corpora
 from benchmarks.classes import class_semantics
+from quorem.evaluate import count_divmod
+from quorem.walk import tree_size
 
 COMMITTED = Path(corpora.__file__).resolve().parent / "corpora"
 EXHAUSTIVE = 4096

@@ -1,4 +1,4 @@
-"""Tests of the ``quorem`` command line (quorem.engine.cli)."""
+"""Tests of the ``quorem`` command line (quorem.cli.main)."""
 
 from __future__ import annotations
 
@@ -10,8 +10,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 import quorem
-from quorem.engine.cli import DEMO_EXPR, main, parse_var
+from quorem.cli.main import DEMO_EXPR, main, parse_var
 
 SEED_VARS = ["--var", "R3=0:3", "--var", "R4=0:1", "--var", "R2=0:3"]
 SEED_RESULT = "R2 + R3*8 + R4*4"
@@ -441,7 +442,7 @@ def test_rules_show_proof_status(
 ) -> None:
     """`quorem rules` shows each rule's proof status from the proof cache."""
     pytest.importorskip("z3")
-    from quorem.verify.cli import main as verify_main
+    from quorem.cli.verify import main as verify_main
 
     monkeypatch.setenv("QUOREM_CACHE_DIR", str(tmp_path))
     assert run(capsys, "rules")[0] == 0

@@ -15,7 +15,8 @@ from types import SimpleNamespace
 from typing import Any
 
 import pytest
-from quorem.engine.cli import build_parser, main
+
+from quorem.cli.main import build_parser, main
 
 RULE = """\
 rule tiny
@@ -185,8 +186,8 @@ def _proposal(status: str, kept: bool = False) -> Any:
 def test_discover_says_why_it_proposes_no_rule(fields: dict[str, Any], why: str) -> None:
     """Each way of ending with no rule has its reason; a rule kept has none."""
     pytest.importorskip("z3")
+    from quorem.cli.discover import why_no_rule
     from quorem.verify.discover import Settings
-    from quorem.verify.discover_cli import why_no_rule
 
     found = why_no_rule(_discovery(**fields), Settings(min_cases=5))
     assert found.startswith(why) if why else found == ""
@@ -218,7 +219,7 @@ def test_discover_prints_the_reason(
 def test_the_api_emit_shows_the_params_to_give() -> None:
     """quorem.emit with a variable missing from params: the params list to give."""
     import quorem
-    from quorem.engine.emit import EmitError
+    from quorem.emit import EmitError
 
     t = quorem.parse("x*y + z", {"x": (0, 3), "y": (0, 3), "z": (0, 1)})
     with pytest.raises(EmitError, match=r"params=\['y', 'x', 'z'\]"):

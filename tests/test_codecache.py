@@ -10,10 +10,12 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from quorem.engine import codecache, compiled
-from quorem.engine.rulefile import load_rule_files, parse_rules
-from quorem.engine.ruleset import RuleSet, constraint_ruleset, default_ruleset
+
+from quorem.compiler import cache as codecache
+from quorem.compiler import dispatch as compiled
+from quorem.rulefile import load_rule_files, parse_rules
 from quorem.rules import rule_files
+from quorem.ruleset import RuleSet, constraint_ruleset, default_ruleset
 
 
 @pytest.fixture
@@ -44,7 +46,7 @@ def test_a_second_load_reads_back_what_the_first_stored(
     def no_compile(*args: object) -> None:
         raise AssertionError("compiled again")
 
-    monkeypatch.setattr("quorem.engine.rulefile.parse_rules", no_parse)
+    monkeypatch.setattr("quorem.rulefile.parse_rules", no_parse)
     monkeypatch.setattr(compiled, "_RuleCompiler", no_compile)
     second = RuleSet(load_rule_files(paths))
     assert second.rules == first.rules
@@ -98,7 +100,7 @@ _SIMPLIFY_SEEDS = """
 import json, sys
 from pathlib import Path
 import quorem
-from quorem.engine import compiled
+from quorem.compiler import dispatch as compiled
 
 made = []
 real = compiled._RuleCompiler
@@ -106,9 +108,9 @@ def counting(*args):
     made.append(1)
     return real(*args)
 compiled._RuleCompiler = counting
-from quorem.engine import compiled_expr
-from quorem.engine.ruleset import default_ruleset
-from quorem.engine.walk import nodes
+from quorem.compiler import expr as compiled_expr
+from quorem.ruleset import default_ruleset
+from quorem.walk import nodes
 
 if sys.argv[2] == "shift":  # numbering fits_int64 checks unlike the cache's writer
     compiled_expr._FITS_CHECKS.append(lambda env: False)

@@ -16,10 +16,11 @@ import json
 from pathlib import Path
 
 import pytest
-import quorem
-import quorem.rules
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
+import quorem
+import quorem.rules
 from quorem.verify.termination import term_measure
 
 CASES = Path(__file__).resolve().parent / "data" / "compare_cases.jsonl"

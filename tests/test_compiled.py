@@ -1,7 +1,7 @@
 """The compiled rules and the fast rewriter agree with the reference, term for term.
 
 ``CompiledRule.apply`` runs a rule compiled to a specialised Python function
-(quorem.engine.compiled); ``CompiledRule.reference_apply`` runs the generic matcher and
+(quorem.compiler.dispatch); ``CompiledRule.reference_apply`` runs the generic matcher and
 interpreter it is compiled from. On every term both must give the same answer: the rule
 fires or not, and when it fires the result is the same (interned) term. The rewriter's
 inner loop is checked the same way against the original algorithm, kept here as a
@@ -16,19 +16,20 @@ from collections import Counter
 from collections.abc import Iterable
 
 import pytest
-import quorem
 import strategies
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from quorem.engine.batch import one_at_a_time
-from quorem.engine.compiled import compile_rule
-from quorem.engine.errors import TermError
-from quorem.engine.rewrite import RewriteResult, Step, StopReason, rewrite
-from quorem.engine.rule import Call, Name, NameKind, POp, PTerm, Rule
-from quorem.engine.ruleset import RuleSet, default_ruleset
-from quorem.engine.term import Term, rebuild
-from quorem.engine.walk import pin_point_variables
 from support import SEED_CASES, has_junction
+
+import quorem
+from quorem.batch import one_at_a_time
+from quorem.compiler.dispatch import compile_rule
+from quorem.errors import TermError
+from quorem.rewrite import RewriteResult, Step, StopReason, rewrite
+from quorem.rule import Call, Name, NameKind, POp, PTerm, Rule
+from quorem.ruleset import RuleSet, default_ruleset
+from quorem.term import Term, rebuild
+from quorem.walk import pin_point_variables
 
 SETTINGS = settings(
     max_examples=150,
@@ -468,7 +469,7 @@ def test_long_sums_agree() -> None:
         with one_at_a_time():  # the reference applies one match per step
             _assert_same_run(s, default_ruleset(), 10_000)
             _assert_same_run(s, default_ruleset(), 7)
-        # Batched (quorem.engine.batch): fewer steps, the same normal form.
+        # Batched (quorem.batch): fewer steps, the same normal form.
         batched = rewrite(s, default_ruleset(), max_steps=10_000)
         assert batched.term is _reference_rewrite(s, default_ruleset(), 10_000).term
     _assert_agree(terms, default_ruleset())

@@ -15,8 +15,9 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from quorem.engine.ops import Semantics
-from quorem.engine.rulefile import parse_rules
+
+from quorem.ops import Semantics
+from quorem.rulefile import parse_rules
 
 pytest.importorskip("z3")
 
@@ -71,7 +72,7 @@ def test_terms_are_shown_over_the_rules_names(name: str, sem: Semantics, x: int,
 
 def test_the_split_stays_named_where_it_cannot_be_joined() -> None:
     """x_1 and x_2 apart (here in different sums' coefficients): shown, and explained."""
-    from quorem.engine.term import var
+    from quorem.term import var
     from quorem.verify.replay import _Shown
 
     rule = _rule("add-mod", Semantics.FLOOR)

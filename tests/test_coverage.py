@@ -15,14 +15,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import quorem.engine.coverage as module
-from quorem.engine.api import parse
-from quorem.engine.cli import main
-from quorem.engine.coverage import Case, coverage, residue_shape
-from quorem.engine.ops import Semantics
-from quorem.engine.rewrite import rewrite_given
-from quorem.engine.ruleset import RuleSet, default_ruleset
 from support import REPO
+
+import quorem.coverage.collect as module
+from quorem.api import parse
+from quorem.cli.main import main
+from quorem.coverage.collect import Case, coverage, residue_shape
+from quorem.ops import Semantics
+from quorem.rewrite import rewrite_given
+from quorem.ruleset import RuleSet, default_ruleset
 
 CORPORA = REPO / "benchmarks" / "corpora"
 # Corpora with plain cases, ``given`` conditions, and/or clauses (the context pass),

@@ -21,15 +21,15 @@ from strategies import points, random_cases, tensor_cases
 pytest.importorskip("z3")
 
 import quorem
-from quorem.engine.coverage import Case
-from quorem.engine.coverage_cli import read_cases
-from quorem.engine.rulefile import parse_rules
-from quorem.engine.ruleset import RuleSet
+from quorem.cli.coverage import read_cases
+from quorem.coverage.collect import Case
+from quorem.rulefile import parse_rules
 from quorem.rules import rule_files
+from quorem.ruleset import RuleSet
 from quorem.verify.discover import Discovery, Settings, corpus_ops, discover, rules_text
-from quorem.verify.discover_candidates import candidates_for
-from quorem.verify.discover_prove import PROVEN, prove_candidate
-from quorem.verify.discover_residues import collect_residues, generalise
+from quorem.verify.discover.candidates import candidates_for
+from quorem.verify.discover.prove import PROVEN, prove_candidate
+from quorem.verify.discover.residues import collect_residues, generalise
 
 CORPUS = Path(__file__).parent / "data" / "discover_corpus.jsonl"
 FAMILY = "20-divmod-identity.rules"
@@ -138,8 +138,8 @@ def test_discovered_rules_keep_every_value(
 
 
 def test_command_line_writes_rules_that_verify(tmp_path: Path) -> None:
-    from quorem.engine.cli import main
-    from quorem.verify.cli import main as verify_main
+    from quorem.cli.main import main
+    from quorem.cli.verify import main as verify_main
 
     out = tmp_path / "found.rules"
     args = ["discover", str(CORPUS), "--only-rules", "--patterns", "1", "--rounds", "1"]
@@ -153,7 +153,7 @@ def test_command_line_writes_rules_that_verify(tmp_path: Path) -> None:
 def test_command_line_json_and_bad_input(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from quorem.engine.cli import main
+    from quorem.cli.main import main
 
     assert main(["discover", str(tmp_path / "missing.jsonl")]) == 2
     assert "quorem discover: error" in capsys.readouterr().err
@@ -170,12 +170,12 @@ def test_command_line_json_and_bad_input(
 
 @pytest.mark.parametrize(
     ("command", "module"),
-    [("verify", "quorem.verify.cli"), ("discover", "quorem.verify.discover_cli")],
+    [("verify", "quorem.cli.verify"), ("discover", "quorem.cli.discover")],
 )
 def test_a_proving_command_without_z3_names_the_extra(
     command: str, module: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from quorem.engine.cli import main
+    from quorem.cli.main import main
 
     monkeypatch.setitem(sys.modules, module, None)  # importing it now raises ImportError
     assert main([command, "x.rules"]) == 2
@@ -186,7 +186,7 @@ def test_a_proving_command_without_z3_names_the_extra(
 
 
 def test_a_long_sum_gives_pairs_of_related_divisions_only_and_boundedly() -> None:
-    from quorem.verify.discover_residues import _MAX_PAIRS, _division_counts, _units
+    from quorem.verify.discover.residues import _MAX_PAIRS, _division_counts, _units
 
     xs = [quorem.var(f"x{i}", 0, 9) for i in range(300)]
     unrelated = quorem.sum_of((x * 3 + 1) % 7 for x in xs)

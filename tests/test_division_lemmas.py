@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import pytest
 import z3
-from quorem.engine.ops import Semantics
-from quorem.engine.ruleset import constraint_ruleset
+
+from quorem.ops import Semantics
+from quorem.ruleset import constraint_ruleset
 from quorem.verify.division import division_axioms, quotient_gap_lemmas
 from quorem.verify.encode import encode_rule
 from quorem.verify.prove import obligations_of, prove

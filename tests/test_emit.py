@@ -9,10 +9,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import quorem
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
-from quorem.engine.emit import (
+from strategies import Case, points, random_cases
+
+import quorem
+from quorem.emit import (
     EmitError,
     LoweringError,
     Width,
@@ -21,14 +23,13 @@ from quorem.engine.emit import (
     lower,
     node_widths,
 )
-from quorem.engine.emit.lower import lowering_rules, lowers_to
-from quorem.engine.errors import EvaluationError
-from quorem.engine.ops import DIVISION_OPS, SEMANTICS_OF, Op, Semantics
-from quorem.engine.rule import POp
-from quorem.engine.rulefile import parse_rules
-from quorem.engine.term import Term
-from quorem.engine.walk import nodes
-from strategies import Case, points, random_cases
+from quorem.emit.lower import lowering_rules, lowers_to
+from quorem.errors import EvaluationError
+from quorem.ops import DIVISION_OPS, SEMANTICS_OF, Op, Semantics
+from quorem.rule import POp
+from quorem.rulefile import parse_rules
+from quorem.term import Term
+from quorem.walk import nodes
 
 CC = shutil.which("cc") or shutil.which("gcc") or shutil.which("clang")
 needs_cc = pytest.mark.skipif(CC is None, reason="no C compiler")
@@ -472,7 +473,7 @@ def test_every_variable_must_be_a_parameter() -> None:
 
 
 def test_cli_emit(capsys: pytest.CaptureFixture[str]) -> None:
-    from quorem.engine.cli import main
+    from quorem.cli.main import main
 
     assert main(["emit", "(x*4 + y)//4", "--var", "x=0:1023", "--var", "y=0:3", "--lang", "c"]) == 0
     out = capsys.readouterr().out

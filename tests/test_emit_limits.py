@@ -12,10 +12,12 @@ import re
 from pathlib import Path
 
 import pytest
-import quorem
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
-from quorem.engine.emit import (
+from test_emit import _compiled_cases, _run_c, needs_cc
+
+import quorem
+from quorem.emit import (
     DEFAULT_NAME,
     EmitError,
     LoweringError,
@@ -24,11 +26,11 @@ from quorem.engine.emit import (
     emit,
     node_widths,
 )
-from quorem.engine.emit.names import name_problem
-from quorem.engine.ops import Op, Semantics
-from quorem.engine.rewrite import rewrite_term
-from quorem.engine.ruleset import default_ruleset
-from quorem.engine.term import (
+from quorem.emit.names import name_problem
+from quorem.ops import Op, Semantics
+from quorem.rewrite import rewrite_term
+from quorem.ruleset import default_ruleset
+from quorem.term import (
     Term,
     compare,
     const,
@@ -40,7 +42,6 @@ from quorem.engine.term import (
     mul,
     var,
 )
-from test_emit import _compiled_cases, _run_c, needs_cc
 
 I32_MIN, I32_MAX = -(2**31), 2**31 - 1
 I64_MIN, I64_MAX = -(2**63), 2**63 - 1

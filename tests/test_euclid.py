@@ -1,7 +1,7 @@
 """Euclidean division and ceildiv in the core (issue 17): arithmetic, ranges, syntax.
 
 The rules, the lowering and the emitter have tests of their own; these check what they
-rest on, against definitions written here independently of ``quorem.engine.arith``.
+rest on, against definitions written here independently of ``quorem.arith``.
 """
 
 from __future__ import annotations
@@ -12,15 +12,16 @@ import re
 from pathlib import Path
 
 import pytest
-import quorem
 from hypothesis import given
 from hypothesis import strategies as st
-from quorem.engine import arith
-from quorem.engine import interval as iv
-from quorem.engine.cli import main
-from quorem.engine.errors import ParseError, TermError
-from quorem.engine.ops import Op, Semantics
-from quorem.engine.term import ceildiv, const, div, mod, var
+
+import quorem
+from quorem import arith
+from quorem import interval as iv
+from quorem.cli.main import main
+from quorem.errors import ParseError, TermError
+from quorem.ops import Op, Semantics
+from quorem.term import ceildiv, const, div, mod, var
 
 README = Path(__file__).resolve().parent.parent / "README.md"
 EUCLID = Semantics.EUCLID

@@ -21,10 +21,10 @@ import pytest
 
 z3 = pytest.importorskip("z3")
 
-from quorem.engine import arith  # noqa: E402
-from quorem.engine.ops import Semantics  # noqa: E402
-from quorem.engine.rule import Rule  # noqa: E402
-from quorem.engine.rulefile import load_rule_files  # noqa: E402
+from quorem import arith  # noqa: E402
+from quorem.ops import Semantics  # noqa: E402
+from quorem.rule import Rule  # noqa: E402
+from quorem.rulefile import load_rule_files  # noqa: E402
 from quorem.rules import constraint_rule_files, rule_files  # noqa: E402
 from quorem.verify.jobs import _in_new_process  # noqa: E402
 from quorem.verify.prove import (  # noqa: E402

@@ -23,14 +23,16 @@ import pytest
 
 pytest.importorskip("z3")
 
-from quorem.verify import cli, executor, jobs
+from support import REPO
+
+from quorem.cli import verify as cli
+from quorem.verify import executor, jobs
 from quorem.verify.executor import (
     DaskExecutor,
     ExecutorError,
     LocalPool,
     parse_executor,
 )
-from support import REPO
 
 needs_dask = pytest.mark.skipif(
     importlib.util.find_spec("distributed") is None,
@@ -357,7 +359,7 @@ def test_discover_proves_its_candidates_on_the_cluster(
     url: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """`quorem discover --executor dask://` keeps the same proven rules as in-process proofs."""
-    from quorem.engine.cli import main
+    from quorem.cli.main import main
     from quorem.rules import rule_files
 
     corpus = REPO / "tests" / "data" / "discover_corpus.jsonl"

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import pytest
-import quorem
-from quorem.engine.ruleset import RuleSet
 from support import assert_equivalent
+
+import quorem
+from quorem.ruleset import RuleSet
 
 ANY = (-1000, 1000)
 

@@ -12,8 +12,8 @@ from pathlib import Path
 from typing import ClassVar
 
 import pytest
-import quorem
 
+import quorem
 from benchmarks.fuzz import TARGETS
 from benchmarks.fuzz.__main__ import main
 from benchmarks.fuzz.expr import ExprSoundness

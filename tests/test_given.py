@@ -11,10 +11,11 @@ import itertools
 import json
 
 import pytest
-import quorem
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from quorem.engine.cli import main
+
+import quorem
+from quorem.cli.main import main
 
 BOX = {"x": (0, 1000), "y": (0, 100)}
 
@@ -152,8 +153,8 @@ def test_equal_wherever_the_conditions_hold(
 
 def test_map_results_simplified_under_the_constraints() -> None:
     """The indexing-map simplifier narrows variables by its linear constraints too."""
-    from quorem.engine.indexing.mapsyntax import parse_map, print_map
-    from quorem.engine.indexing.simplify import maps_equal, simplify_map
+    from quorem.indexing.mapsyntax import parse_map, print_map
+    from quorem.indexing.simplify import maps_equal, simplify_map
 
     m = parse_map(
         "(d0, d1) -> (d0 floordiv 8, d0 mod 8), "

@@ -10,8 +10,9 @@ from __future__ import annotations
 import json
 
 import pytest
-import quorem
 from support import SEED_CASES, assert_equivalent
+
+import quorem
 
 ANY = (-1000, 1000)
 R = {"R3": (0, 3), "R4": (0, 1), "R2": (0, 3)}

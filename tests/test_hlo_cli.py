@@ -8,12 +8,13 @@ import json
 from pathlib import Path
 
 import pytest
-from quorem.engine.errors import QuoremError
-from quorem.engine.indexing.hlo import HloError, parse_hlo
-from quorem.engine.indexing.hlo_cli import HloUsageError, add_hlo_parser
-from quorem.engine.indexing.hlo_module import analyse_module, callers
-from quorem.engine.indexing.mapsyntax import parse_map
-from quorem.engine.indexing.simplify import maps_equal
+
+from quorem.cli.hlo import HloUsageError, add_hlo_parser
+from quorem.errors import QuoremError
+from quorem.hlo.module import analyse_module, callers
+from quorem.hlo.parse import HloError, parse_hlo
+from quorem.indexing.mapsyntax import parse_map
+from quorem.indexing.simplify import maps_equal
 
 FUSION = """
 HloModule m

@@ -4,7 +4,7 @@ The seeds are the HLO examples of the HLO test modules. A mutant deletes, duplic
 swaps or replaces tokens or lines, truncates the text, removes brackets, or turns numbers
 negative or huge; it is parsed and every analysis (both directions, logical and
 physical, each computation as a fusion, the CLI) is run on it. Only an
-:class:`~quorem.engine.indexing.hlo.HloError` naming ``file:line:col`` may come out.
+:class:`~quorem.hlo.parse.HloError` naming ``file:line:col`` may come out.
 
 Run as a script for a longer campaign, each mutant under an alarm::
 
@@ -29,15 +29,16 @@ from pathlib import Path
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from quorem.engine.errors import QuoremError
-from quorem.engine.indexing.hlo import HloError, Module, parse_hlo
-from quorem.engine.indexing.hlo_cli import add_hlo_parser
-from quorem.engine.indexing.hlo_indexing import (
+
+from quorem.cli.hlo import add_hlo_parser
+from quorem.errors import QuoremError
+from quorem.hlo.indexing import (
     fused_input_to_output,
     fused_output_to_input,
     input_to_output,
     output_to_input,
 )
+from quorem.hlo.parse import HloError, Module, parse_hlo
 
 _SEED_MODULES = ("test_hlo_indexing", "test_hlo_parse", "test_hlo_cli")
 _NESTED = """

@@ -15,9 +15,9 @@ from collections.abc import Iterator, Sequence
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from quorem.engine.evaluate import count_divmod, evaluate
-from quorem.engine.indexing.hlo import HloError, Module, parse_hlo
-from quorem.engine.indexing.hlo_indexing import (
+
+from quorem.evaluate import count_divmod, evaluate
+from quorem.hlo.indexing import (
     OperandMaps,
     Unknown,
     format_indexing,
@@ -26,10 +26,11 @@ from quorem.engine.indexing.hlo_indexing import (
     input_to_output,
     output_to_input,
 )
-from quorem.engine.indexing.hlo_layout import logical_to_physical, physical_to_logical
-from quorem.engine.indexing.map import IndexingMap
-from quorem.engine.indexing.mapsyntax import parse_map, print_map
-from quorem.engine.indexing.simplify import maps_equal, simplify_map
+from quorem.hlo.layout import logical_to_physical, physical_to_logical
+from quorem.hlo.parse import HloError, Module, parse_hlo
+from quorem.indexing.map import IndexingMap
+from quorem.indexing.mapsyntax import parse_map, print_map
+from quorem.indexing.simplify import maps_equal, simplify_map
 
 Index = tuple[int, ...]
 

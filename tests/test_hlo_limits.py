@@ -7,22 +7,23 @@ analysed, or refused with an :class:`HloError` naming ``file:line:col``.
 from __future__ import annotations
 
 import pytest
-from quorem.engine.errors import TermError
-from quorem.engine.indexing import hlo_indexing
-from quorem.engine.indexing.hlo import Computation, HloError, Module, parse_hlo, parse_slice
-from quorem.engine.indexing.hlo_attrs import (
+
+from quorem.errors import TermError
+from quorem.hlo import indexing as hlo_indexing
+from quorem.hlo.attrs import (
     parse_int,
     parse_int_list,
     parse_padding,
     parse_window,
 )
-from quorem.engine.indexing.hlo_indexing import (
+from quorem.hlo.indexing import (
     fused_input_to_output,
     fused_output_to_input,
     input_to_output,
     output_to_input,
 )
-from quorem.engine.indexing.mapsyntax import print_map
+from quorem.hlo.parse import Computation, HloError, Module, parse_hlo, parse_slice
+from quorem.indexing.mapsyntax import print_map
 
 LONG = "7" * 5000  # past Python's 4300-digit int/str conversion limit
 

@@ -18,14 +18,6 @@ from pathlib import Path
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from quorem.engine.indexing.hlo import HloError, parse_hlo
-from quorem.engine.indexing.hlo_indexing import (
-    Unknown,
-    fused_input_to_output,
-    fused_output_to_input,
-    input_to_output,
-    output_to_input,
-)
 from test_hlo_cli import run
 from test_hlo_indexing import (
     PROPS,
@@ -43,6 +35,15 @@ from test_hlo_indexing import (
     shape_text,
     unknowns,
 )
+
+from quorem.hlo.indexing import (
+    Unknown,
+    fused_input_to_output,
+    fused_output_to_input,
+    input_to_output,
+    output_to_input,
+)
+from quorem.hlo.parse import HloError, parse_hlo
 
 # ---------------------------------------------------------------------------- call
 # As jax.jit(lambda x, w: jax.nn.relu(x @ w)).lower(...).as_text(dialect="hlo") prints it.

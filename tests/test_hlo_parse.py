@@ -5,8 +5,10 @@ from __future__ import annotations
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from quorem.engine.errors import QuoremError
-from quorem.engine.indexing.hlo import (
+
+from quorem.errors import QuoremError
+from quorem.hlo.indexing import input_to_output, output_to_input
+from quorem.hlo.parse import (
     HloError,
     PadDim,
     Shape,
@@ -17,7 +19,6 @@ from quorem.engine.indexing.hlo import (
     parse_slice,
     parse_window,
 )
-from quorem.engine.indexing.hlo_indexing import input_to_output, output_to_input
 
 
 def test_bare_instruction_list_is_one_computation() -> None:

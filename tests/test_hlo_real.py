@@ -16,14 +16,15 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from quorem.engine.evaluate import evaluate
-from quorem.engine.indexing.compare import in_domain
-from quorem.engine.indexing.hlo import HloError, Shape, parse_hlo
-from quorem.engine.indexing.hlo_cli import add_hlo_parser
-from quorem.engine.indexing.hlo_indexing import output_to_input
-from quorem.engine.indexing.hlo_layout import logical_to_physical, physical_to_logical, tiled_dims
-from quorem.engine.indexing.map import IndexingMap
-from quorem.engine.indexing.mapsyntax import print_map
+
+from quorem.cli.hlo import add_hlo_parser
+from quorem.evaluate import evaluate
+from quorem.hlo.indexing import output_to_input
+from quorem.hlo.layout import logical_to_physical, physical_to_logical, tiled_dims
+from quorem.hlo.parse import HloError, Shape, parse_hlo
+from quorem.indexing.compare import in_domain
+from quorem.indexing.map import IndexingMap
+from quorem.indexing.mapsyntax import print_map
 
 CORPUS = Path(__file__).resolve().parent.parent / "benchmarks" / "data" / "hlo"
 MODULES = sorted(CORPUS.glob("*.hlo"))

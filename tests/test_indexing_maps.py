@@ -9,12 +9,13 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 from indexing_support import image, small_maps
-from quorem.engine.cli import main
-from quorem.engine.indexing import IndexingMap, IndexingMapError, parse_map, print_map
-from quorem.engine.indexing.compare import decide_equal
-from quorem.engine.indexing.compose import compose
-from quorem.engine.indexing.simplify import maps_equal, simplify_map
-from quorem.engine.ruleset import constraint_ruleset, default_ruleset
+
+from quorem.cli.main import main
+from quorem.indexing import IndexingMap, IndexingMapError, parse_map, print_map
+from quorem.indexing.compare import decide_equal
+from quorem.indexing.compose import compose
+from quorem.indexing.simplify import maps_equal, simplify_map
+from quorem.ruleset import constraint_ruleset, default_ruleset
 
 
 def simplified(text: str) -> str:
@@ -299,7 +300,7 @@ def test_an_empty_domain_found_by_the_solver_equals_known_empty() -> None:
 
 
 def test_decide_equal_without_z3_enumerates(monkeypatch: pytest.MonkeyPatch) -> None:
-    from quorem.engine.indexing import compare
+    from quorem.indexing import compare
 
     monkeypatch.setattr(compare, "_z3_equal", lambda a, b, timeout: None)
     a = parse_map("(d0) -> (d0 floordiv 4), domain: d0 in [0, 16]")

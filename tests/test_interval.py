@@ -1,4 +1,4 @@
-"""Soundness and tightness of the interval transfer functions in quorem.engine.interval.
+"""Soundness and tightness of the interval transfer functions in quorem.interval.
 
 The exhaustive tests take every interval with endpoints in [-6, 6] or unbounded (``None``)
 and every pair of such intervals. Bounded intervals are enumerated completely; an
@@ -15,12 +15,13 @@ from collections.abc import Callable
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from quorem.engine import arith
-from quorem.engine import interval as iv
-from quorem.engine.evaluate import evaluate
-from quorem.engine.ops import Op, Semantics
-from quorem.engine.term import compare, const, div, maximum, minimum, mod, var
 from strategies import intervals, point_values
+
+from quorem import arith
+from quorem import interval as iv
+from quorem.evaluate import evaluate
+from quorem.ops import Op, Semantics
+from quorem.term import compare, const, div, maximum, minimum, mod, var
 
 Range = tuple[int | None, int | None]
 BinaryRange = Callable[[Range, Range], Range]

@@ -15,17 +15,18 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import quorem.engine.jobs as jobs_module
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from quorem.engine.cli import main
-from quorem.engine.coverage import Case, coverage
-from quorem.engine.coverage_cli import read_cases
-from quorem.engine.coverage_render import to_html, to_json, to_text
-from quorem.engine.jobs import RulesSpec, chunks
-from quorem.engine.ops import Semantics
-from quorem.engine.ruleset import RuleSet, default_ruleset
 from support import REPO
+
+import quorem.jobs as jobs_module
+from quorem.cli.coverage import read_cases
+from quorem.cli.main import main
+from quorem.coverage.collect import Case, coverage
+from quorem.coverage.render import to_html, to_json, to_text
+from quorem.jobs import RulesSpec, chunks
+from quorem.ops import Semantics
+from quorem.ruleset import RuleSet, default_ruleset
 
 CORPORA = REPO / "benchmarks" / "corpora"
 EXAMPLE = REPO / "docs" / "examples" / "coverage"
@@ -218,7 +219,7 @@ def test_tallies_of_consecutive_chunks_add_up_to_one_run(
     """Any cut of the cases into consecutive chunks, tallied apart and merged in order,
     gives the one-run report: counts, first applications (plain steps preferred to
     those under ``given``), residue examples, tie orders."""
-    from quorem.engine import coverage as module
+    from quorem.coverage import collect as module
 
     ruleset = default_ruleset()
     picked = data.draw(
@@ -294,7 +295,7 @@ def test_the_benchmark_batch_is_reproducible_and_valid(tmp_path: Path) -> None:
 def test_commands_without_jobs_do_not_import_multiprocessing() -> None:
     """The pool's modules load only for --jobs: every command's start-up is timed."""
     code = (
-        "import sys, quorem.engine.cli; "
+        "import sys, quorem.cli.main; "
         "print(sorted({'multiprocessing', 'concurrent'} & set(sys.modules)))"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

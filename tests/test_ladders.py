@@ -15,22 +15,22 @@ from __future__ import annotations
 import itertools
 
 import pytest
-import quorem
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from quorem.engine import rewrite as rewrite_module
-from quorem.engine.cli import main
-from quorem.engine.errors import DivisionByZeroError, EvaluationError, ZeroDivisorParseError
-from quorem.engine.junction import LONG_CHAIN
-from quorem.engine.matcher import JUNCTION_CLAUSES
-from quorem.engine.ops import Op, Semantics
-from quorem.engine.rewrite import StopReason, rewrite
-from quorem.engine.ruleset import RuleSet, default_ruleset
-from quorem.engine.term import Term, compare, conjunction, const, disjunction, linear, var
-from quorem.engine.walk import nodes
 
+import quorem
 from benchmarks.ladders import SHAPES
-from tests.strategies import expressions
+from quorem import rewrite as rewrite_module
+from quorem.cli.main import main
+from quorem.errors import DivisionByZeroError, EvaluationError, ZeroDivisorParseError
+from quorem.junction import LONG_CHAIN
+from quorem.matcher import JUNCTION_CLAUSES
+from quorem.ops import Op, Semantics
+from quorem.rewrite import StopReason, rewrite
+from quorem.ruleset import RuleSet, default_ruleset
+from quorem.term import Term, compare, conjunction, const, disjunction, linear, var
+from quorem.walk import nodes
+from strategies import expressions
 
 SETTINGS = settings(
     max_examples=60,

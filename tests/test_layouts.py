@@ -11,10 +11,10 @@ import itertools
 import math
 
 import pytest
-import quorem
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import quorem
 from benchmarks.layouts import affine_form, flat, loop_vars, reshape_chain, tiled, unflat
 
 FACTORS = (2, 3, 4, 6, 8)

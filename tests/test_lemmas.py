@@ -13,8 +13,9 @@ import pytest
 
 z3 = pytest.importorskip("z3")
 
-from quorem.verify.lemmas import LEMMAS, STEPS, instances, multiplier  # noqa: E402
 from test_split import _both_refute  # noqa: E402
+
+from quorem.verify.lemmas import LEMMAS, STEPS, instances, multiplier  # noqa: E402
 
 
 @pytest.mark.parametrize("name", sorted(LEMMAS))

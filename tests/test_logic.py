@@ -13,12 +13,13 @@ import itertools
 from collections.abc import Sequence
 
 import pytest
-import quorem
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from quorem.engine.context import narrow
-from quorem.engine.term import Term, conjunction, disjunction, logical_not
 from support import assert_simplified_keeps_value
+
+import quorem
+from quorem.context import narrow
+from quorem.term import Term, conjunction, disjunction, logical_not
 
 BOX = {"x": (0, 100), "y": (0, 5), "z": (0, 1)}
 SMALL = {"x": (-9, 14), "y": (-3, 6)}

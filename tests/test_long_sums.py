@@ -2,7 +2,7 @@
 
 * ``sum(K*t, cond) + y`` patterns: parsing and its errors, the reference matcher and the
   compiled one agree, and the rule does not apply where no addend passes the filter;
-* batched application of local sum rules (quorem.engine.batch) gives the normal form
+* batched application of local sum rules (quorem.batch) gives the normal form
   applying one match per step gives, and the rules it batches are exactly the local ones;
 * the simplified long sums equal their inputs by evaluation, under both semantics.
 
@@ -14,17 +14,18 @@ from __future__ import annotations
 import random
 
 import pytest
-import quorem
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+
+import quorem
 from quorem import Semantics
-from quorem.engine.batch import BATCH_ATOMS, batch_rules, local_rule, one_at_a_time
-from quorem.engine.compiled import compile_rule
-from quorem.engine.errors import RuleError
-from quorem.engine.ops import Op
-from quorem.engine.rule import PSum
-from quorem.engine.ruleset import RuleSet, default_ruleset
-from quorem.engine.term import Term, linear, var
+from quorem.batch import BATCH_ATOMS, batch_rules, local_rule, one_at_a_time
+from quorem.compiler.dispatch import compile_rule
+from quorem.errors import RuleError
+from quorem.ops import Op
+from quorem.rule import PSum
+from quorem.ruleset import RuleSet, default_ruleset
+from quorem.term import Term, linear, var
 
 SETTINGS = settings(
     max_examples=40,

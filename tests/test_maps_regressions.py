@@ -18,8 +18,10 @@ from indexing_support import (
     small_maps,
     tricky_named_maps,
 )
-from quorem.engine.cli import main
-from quorem.engine.indexing import (
+
+from quorem.cli.main import main
+from quorem.cli.map import map_record
+from quorem.indexing import (
     IndexingMap,
     IndexingMapError,
     Variable,
@@ -27,12 +29,11 @@ from quorem.engine.indexing import (
     print_expr,
     print_map,
 )
-from quorem.engine.indexing.compare import decide_empty
-from quorem.engine.indexing.compose import compose
-from quorem.engine.indexing.map import internal_names
-from quorem.engine.indexing.map_cli import map_record
-from quorem.engine.indexing.simplify import maps_equal, simplify_map
-from quorem.engine.term import var
+from quorem.indexing.compare import decide_empty
+from quorem.indexing.compose import compose
+from quorem.indexing.map import internal_names
+from quorem.indexing.simplify import maps_equal, simplify_map
+from quorem.term import var
 
 PROPERTY = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 

@@ -10,12 +10,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from indexing_support import image
-from quorem.engine.cli import main
-from quorem.engine.indexing import IndexingMap, parse_map, print_map
-from quorem.engine.indexing.compose import compose
-from quorem.engine.indexing.hlo_ops import reshape_map
-from quorem.engine.indexing.simplify import crt, maps_equal, simplify_map
-from quorem.engine.ops import Op
+
+from quorem.cli.main import main
+from quorem.hlo.ops import reshape_map
+from quorem.indexing import IndexingMap, parse_map, print_map
+from quorem.indexing.compose import compose
+from quorem.indexing.simplify import crt, maps_equal, simplify_map
+from quorem.ops import Op
 
 PROPERTY = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 

@@ -11,10 +11,11 @@ these shapes keep their value at every point of a small box.
 from __future__ import annotations
 
 import pytest
-import quorem
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from support import assert_simplified_keeps_value
+
+import quorem
 
 WIDE = {"x": (-1000, 1000), "y": (-1000, 1000), "z": (-1000, 1000)}
 SMALL = {"x": (-6, 6), "y": (-6, 6), "z": (-3, 3)}

@@ -14,10 +14,11 @@ import itertools
 from pathlib import Path
 
 import pytest
-import quorem
-import quorem.rules
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
+import quorem
+import quorem.rules
 
 OURS = {
     rule.name

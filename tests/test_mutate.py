@@ -9,9 +9,9 @@ import pytest
 z3 = pytest.importorskip("z3")
 
 import quorem  # noqa: E402
-from quorem.engine.ops import Semantics  # noqa: E402
-from quorem.engine.rule import Lit, PLit, Rule  # noqa: E402
-from quorem.engine.rulefile import parse_rules  # noqa: E402
+from quorem.ops import Semantics  # noqa: E402
+from quorem.rule import Lit, PLit, Rule  # noqa: E402
+from quorem.rulefile import parse_rules  # noqa: E402
 from quorem.verify import mutate  # noqa: E402
 from quorem.verify.mutate import (  # noqa: E402
     KILLED,

@@ -3,7 +3,7 @@
 A build compiles the modules of ``quorem._native.NATIVE_MODULES`` when it can; these tests
 check which engine a process runs, that ``QUOREM_PURE_PYTHON=1`` and a stale extension
 both give the interpreted one, and that both engines (and the dispatchers generated at
-build time, ``quorem.engine.prebuilt``) simplify every corpus case to the same term with the
+build time, ``quorem.compiler.prebuilt``) simplify every corpus case to the same term with the
 same rules. Set ``QUOREM_REQUIRE_NATIVE=1`` (CI does) to fail instead of skipping when the
 checkout has no native build.
 """
@@ -19,19 +19,23 @@ import sys
 from pathlib import Path
 
 import pytest
-from quorem import _native
-from quorem.engine.compiled import DispatchEntry
-from quorem.engine.ops import Op
-from quorem.engine.prebuilt import GENERATED_MODULE, entries_digest, generate_source
-from quorem.engine.ruleset import RuleSet, default_ruleset
 from support import REPO
 
+from quorem import _native
+from quorem.compiler.dispatch import DispatchEntry
+from quorem.compiler.prebuilt import GENERATED_MODULE, entries_digest, generate_source
+from quorem.ops import Op
+from quorem.ruleset import RuleSet, default_ruleset
+
 ENGINE = REPO / "engine"
+# Where the build put its products: the installed package (a strict editable install's
+# link tree, or site-packages), never the source folder.
+INSTALLED = Path(_native.__file__).parent
 REQUIRED = os.environ.get("QUOREM_REQUIRE_NATIVE") == "1"
 
 
 def _has_native_build() -> bool:
-    return (ENGINE / _native.RECORD).is_file() and any(ENGINE.glob("term.*.so"))
+    return (INSTALLED / _native.RECORD).is_file() and any(INSTALLED.glob("term.*.so"))
 
 
 needs_native = pytest.mark.skipif(
@@ -52,8 +56,8 @@ def _python(code: str, **env: str) -> str:
 
 _REPORT = (
     "import json, quorem, quorem._native as n\n"
-    "from quorem.engine.ruleset import default_ruleset\n"
-    "from quorem.engine.ops import Op\n"
+    "from quorem.ruleset import default_ruleset\n"
+    "from quorem.ops import Op\n"
     "quorem.simplify(quorem.parse('(x*4 + y)//4', {'x': (0, 9), 'y': (0, 3)}))\n"
     "d = default_ruleset().dispatchers()[Op.FLOORDIV]\n"
     "print(json.dumps([n.compiled_modules(), d.__module__]))\n"
@@ -74,7 +78,7 @@ def test_pure_python_switch_runs_interpreted() -> None:
 
 
 def test_built_dispatchers_are_taken_unless_turned_off() -> None:
-    if not (ENGINE / "_prebuilt_dispatch.py").is_file():
+    if not (INSTALLED / "compiler" / "_prebuilt_dispatch.py").is_file():
         pytest.skip("no generated dispatchers (the package was not built here)")
     _, module = json.loads(_python(_REPORT))
     assert module == GENERATED_MODULE
@@ -89,7 +93,7 @@ def _finder_spec(folder: Path, record: str | None) -> object:
     (folder / "term.py").write_text("X = 1\n", encoding="utf-8")
     if record is not None:
         (folder / _native.RECORD).write_text(record, encoding="utf-8")
-    return _native._SourceFirst().find_spec("quorem.engine.term", [str(folder)])
+    return _native._SourceFirst().find_spec("quorem.term", [str(folder)])
 
 
 def test_an_extension_built_from_this_source_is_used(
@@ -98,12 +102,12 @@ def test_an_extension_built_from_this_source_is_used(
     monkeypatch.delenv("QUOREM_PURE_PYTHON", raising=False)  # CI runs this file both ways
     digest = hashlib.sha256(b"X = 1\n").hexdigest()
     # None: the usual finders then load the extension beside the source.
-    assert _finder_spec(tmp_path, f"quorem.engine.term {digest}\n") is None
+    assert _finder_spec(tmp_path, f"quorem.term {digest}\n") is None
 
 
 @pytest.mark.parametrize(
     "record",
-    [None, "", "quorem.engine.term 0000\n", "quorem.engine.interval x\n"],
+    [None, "", "quorem.term 0000\n", "quorem.interval x\n"],
     ids=["no-record", "empty", "other-source", "other-module"],
 )
 def test_a_stale_or_unrecorded_extension_is_not_used(tmp_path: Path, record: str | None) -> None:
@@ -114,7 +118,7 @@ def test_a_stale_or_unrecorded_extension_is_not_used(tmp_path: Path, record: str
 
 def test_the_finder_leaves_other_modules_alone(tmp_path: Path) -> None:
     (tmp_path / "api.py").write_text("", encoding="utf-8")
-    assert _native._SourceFirst().find_spec("quorem.engine.api", [str(tmp_path)]) is None
+    assert _native._SourceFirst().find_spec("quorem.api", [str(tmp_path)]) is None
 
 
 # ------------------------------------------------------- dispatchers made at build time
@@ -203,12 +207,13 @@ def test_native_and_interpreted_engines_agree_on_every_corpus_case(tmp_path: Pat
 def test_the_installed_engine_has_the_digest_of_the_tree_it_was_built_from(
     tmp_path: Path,
 ) -> None:
-    # An installed quorem.engine is engine/ without _root/ (that is the package quorem):
-    # the generated dispatchers record the tree's digest and must match the installation.
-    from quorem.engine.codecache import _engine_digest
+    # An installed quorem is engine/ plus build products (the generated dispatchers, left
+    # out of the digest they record): the digest must match the installation.
+    from quorem.compiler.cache import _engine_digest
 
     installed = tmp_path / "engine"
-    shutil.copytree(ENGINE, installed, ignore=shutil.ignore_patterns("_root", "__pycache__"))
+    shutil.copytree(ENGINE, installed, ignore=shutil.ignore_patterns("__pycache__"))
+    (installed / "compiler" / "_prebuilt_dispatch.py").write_text("# generated\n", "utf-8")
     assert _engine_digest(installed) == _engine_digest(ENGINE)
     (installed / "term.py").write_text("# edited\n", encoding="utf-8")
     assert _engine_digest(installed) != _engine_digest(ENGINE)

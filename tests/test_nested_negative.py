@@ -12,12 +12,13 @@ import itertools
 from pathlib import Path
 
 import pytest
-import quorem
-import quorem.rules
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from support import normal
 from support import rewritten as simplified
+
+import quorem
+import quorem.rules
 
 OURS = {
     rule.name

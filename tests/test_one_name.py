@@ -10,13 +10,14 @@ from __future__ import annotations
 import gc
 
 import pytest
-import quorem
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
+import quorem
 from quorem import TermError
-from quorem.engine import term as term_module
-from quorem.engine.errors import VariableClashError
-from quorem.engine.term import Term, check_one_name, maximum, var
+from quorem import term as term_module
+from quorem.errors import VariableClashError
+from quorem.term import Term, check_one_name, maximum, var
 
 
 def test_issue_example_raises_naming_both_bounds() -> None:

@@ -5,18 +5,19 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-import quorem
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
-from quorem.engine import overflow
-from quorem.engine.errors import RuleError
-from quorem.engine.ops import Op, Semantics
-from quorem.engine.overflow import INT64_MAX, INT64_MIN, compile_fits, fits_int64, term_fits_int64
-from quorem.engine.rule import Binary, Call, Expr, Name, NameKind, Unary
-from quorem.engine.rulefile import parse_rules
-from quorem.engine.ruleset import RuleSet, default_ruleset
-from quorem.engine.term import Term
 from strategies import expressions
+
+import quorem
+from quorem import overflow
+from quorem.errors import RuleError
+from quorem.ops import Op, Semantics
+from quorem.overflow import INT64_MAX, INT64_MIN, compile_fits, fits_int64, term_fits_int64
+from quorem.rule import Binary, Call, Expr, Name, NameKind, Unary
+from quorem.rulefile import parse_rules
+from quorem.ruleset import RuleSet, default_ruleset
+from quorem.term import Term
 
 
 def _template(text: str) -> Expr:

@@ -16,14 +16,14 @@ from collections.abc import Mapping
 from pathlib import Path
 
 import pytest
-import quorem
-import quorem.rules
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from quorem.engine.evaluate import count_divmod
-from quorem.engine.walk import tree_size
 
+import quorem
+import quorem.rules
 from benchmarks.classes import monotone, parity, rounding
+from quorem.evaluate import count_divmod
+from quorem.walk import tree_size
 
 FILES = ("55-monotone.rules", "56-rounding.rules", "57-parity.rules")
 OURS = {

@@ -16,17 +16,18 @@ import warnings
 from pathlib import Path
 
 import pytest
-import quorem
-import quorem.rules
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from quorem.engine.errors import UnprovenRuleError, UnprovenRuleWarning
-from quorem.engine.ops import Semantics
-from quorem.engine.proofdigest import code_digest
-from quorem.engine.proofrecord import record_path, rule_digest
-from quorem.engine.rulefile import load_rule_files, parse_rules
-from quorem.engine.ruleset import RuleSet, default_ruleset, instance_problem
 from strategies import expressions
+
+import quorem
+import quorem.rules
+from quorem.errors import UnprovenRuleError, UnprovenRuleWarning
+from quorem.ops import Semantics
+from quorem.proofdigest import code_digest
+from quorem.proofrecord import record_path, rule_digest
+from quorem.rulefile import load_rule_files, parse_rules
+from quorem.ruleset import RuleSet, default_ruleset, instance_problem
 
 # (x + C) % C is x % C under floor division, and wrong under truncation (x = -1, C = 8:
 # truncmod(7, 8) = 7, truncmod(-1, 8) = -1): the review's example.
@@ -255,8 +256,9 @@ def test_refused_rules_never_change_a_result(refused: RuleSet, data: st.DataObje
 
 def test_the_tvm_adapter_refuses_an_unproven_rule(offset: Path) -> None:
     pytest.importorskip("tvm")
-    from quorem.adapters.tvm import simplify as tvm_simplify
     from tvm import tirx
+
+    from quorem.adapters.tvm import simplify as tvm_simplify
 
     i = tirx.Var("i", "int64")
     eight = tirx.IntImm("int64", 8)
@@ -268,8 +270,9 @@ def test_the_tvm_adapter_refuses_an_unproven_rule(offset: Path) -> None:
 
 def test_the_tinygrad_adapter_refuses_an_unproven_rule(offset: Path) -> None:
     pytest.importorskip("tinygrad")
-    from quorem.adapters.tinygrad import simplify as tinygrad_simplify
     from tinygrad.uop.ops import Ops, UOp
+
+    from quorem.adapters.tinygrad import simplify as tinygrad_simplify
 
     i = UOp.variable("i", -10, 10)
     u = (i + 8).alu(Ops.CMOD, i.const_like(8))  # CMOD truncates

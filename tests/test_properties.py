@@ -6,11 +6,8 @@ import os
 import random
 
 import pytest
-import quorem
 from hypothesis import HealthCheck, given, reject, settings
 from hypothesis import strategies as st
-from quorem import EvaluationError, Semantics, Term, count_divmod, evaluate
-from quorem.engine.printer import to_text
 from strategies import (
     Case,
     SyntaxCase,
@@ -24,6 +21,10 @@ from strategies import (
     syntax_cases,
     tensor_cases,
 )
+
+import quorem
+from quorem import EvaluationError, Semantics, Term, count_divmod, evaluate
+from quorem.printer import to_text
 
 # QUOREM_TEST_SCALE=20 multiplies every example budget, for a thorough (slow) run.
 SCALE = int(os.environ.get("QUOREM_TEST_SCALE", "1"))

@@ -11,7 +11,8 @@ import dataclasses
 from typing import Any
 
 import pytest
-from quorem.engine.rulefile import parse_rules
+
+from quorem.rulefile import parse_rules
 from quorem.verify import prove as prove_module
 from quorem.verify.prove import ProofResult, obligations_of, prove
 

@@ -9,8 +9,9 @@ import re
 import shlex
 
 import pytest
-from quorem.engine.cli import main
 from support import REPO
+
+from quorem.cli.main import main
 
 
 def _pycon_blocks() -> list[str]:

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import dataclasses
 
-import quorem
-from quorem.engine.ruleset import RuleSet
 from support import assert_equivalent
+
+import quorem
+from quorem.ruleset import RuleSet
 
 LOOPING = """
 rule swap-forward

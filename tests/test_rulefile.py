@@ -5,10 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+
 import quorem
-from quorem.engine.rule import PConst, POp, PSum, PTerm
-from quorem.engine.rulefile import load_rule_files, parse_rules
-from quorem.engine.ruleset import RuleSet
+from quorem.rule import PConst, POp, PSum, PTerm
+from quorem.rulefile import load_rule_files, parse_rules
+from quorem.ruleset import RuleSet
 
 GOOD = """\
 # a comment

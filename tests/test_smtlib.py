@@ -15,8 +15,11 @@ import pytest
 
 z3 = pytest.importorskip("z3")
 
+from support import REPO, run_verify  # noqa: E402
+
 import quorem  # noqa: E402
-from quorem.verify import cli, confirm, digest, jobs  # noqa: E402
+from quorem.cli import verify as cli  # noqa: E402
+from quorem.verify import confirm, digest, jobs  # noqa: E402
 from quorem.verify.prove import obligation_query, obligations_of, prove  # noqa: E402
 from quorem.verify.smtlib import (  # noqa: E402
     UnsupportedTermError,
@@ -24,7 +27,6 @@ from quorem.verify.smtlib import (  # noqa: E402
     obligation_script,
     to_smtlib,
 )
-from support import REPO, run_verify  # noqa: E402
 
 HAS_CVC5 = importlib.util.find_spec("cvc5") is not None
 needs_cvc5 = pytest.mark.skipif(not HAS_CVC5, reason="cvc5 is not installed")

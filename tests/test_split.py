@@ -16,8 +16,9 @@ import pytest
 z3 = pytest.importorskip("z3")
 
 import quorem  # noqa: E402
-from quorem.engine.ops import Semantics  # noqa: E402
-from quorem.engine.rulefile import parse_rules  # noqa: E402
+from benchmarks.nonlinear import VARIANTS, queries, smt2_text  # noqa: E402
+from quorem.ops import Semantics  # noqa: E402
+from quorem.rulefile import parse_rules  # noqa: E402
 from quorem.verify.division import division_axioms, native_division, sign_set  # noqa: E402
 from quorem.verify.encode import encode_rule  # noqa: E402
 from quorem.verify.prove import (  # noqa: E402
@@ -35,8 +36,6 @@ from quorem.verify.split import (  # noqa: E402
     sign_cases,
     split_plan,
 )
-
-from benchmarks.nonlinear import VARIANTS, queries, smt2_text  # noqa: E402
 
 SEMANTICS = (Semantics.FLOOR, Semantics.TRUNC, Semantics.EUCLID)
 

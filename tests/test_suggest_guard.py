@@ -10,12 +10,12 @@ import pytest
 
 pytest.importorskip("z3")
 
-from quorem.engine.interpret import evaluate_expr
-from quorem.engine.ops import Semantics
-from quorem.engine.rule import Binary, Expr
-from quorem.engine.rulefile import load_rule_files, parse_rules
-from quorem.engine.term import var
-from quorem.verify import cli
+from quorem.cli import verify as cli
+from quorem.interpret import evaluate_expr
+from quorem.ops import Semantics
+from quorem.rule import Binary, Expr
+from quorem.rulefile import load_rule_files, parse_rules
+from quorem.term import var
 from quorem.verify.guards import (
     _sample_envs,
     candidate_atoms,

@@ -12,15 +12,16 @@ import random
 import warnings
 
 import pytest
-import quorem
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from quorem.engine.errors import RuleError
-from quorem.engine.monomial import monomial, monomial_divides, monomial_quotient
-from quorem.engine.ops import Semantics
-from quorem.engine.ruleset import RuleSet, default_ruleset
-from quorem.engine.term import Term, const, linear, product, var
 from support import assert_equivalent
+
+import quorem
+from quorem.errors import RuleError
+from quorem.monomial import monomial, monomial_divides, monomial_quotient
+from quorem.ops import Semantics
+from quorem.ruleset import RuleSet, default_ruleset
+from quorem.term import Term, const, linear, product, var
 
 FLOOR, TRUNC = Semantics.FLOOR, Semantics.TRUNC
 BOX = {

@@ -5,14 +5,15 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-import quorem
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from quorem.engine.errors import EvaluationError
-from quorem.engine.ops import DIVISION_OPS, Op
-from quorem.engine.sympy_interop import SympyError
-from quorem.engine.walk import nodes
 from strategies import Case, points, random_cases
+
+import quorem
+from quorem.errors import EvaluationError
+from quorem.ops import DIVISION_OPS, Op
+from quorem.sympy_interop import SympyError
+from quorem.walk import nodes
 
 sp = pytest.importorskip("sympy")
 
@@ -174,7 +175,7 @@ def test_comparisons_nested_in_comparisons_build_and_keep_their_values() -> None
 
 
 def test_a_term_too_large_as_a_tree_is_refused_with_a_short_message() -> None:
-    from quorem.engine.sympy_interop import MAX_TREE_NODES
+    from quorem.sympy_interop import MAX_TREE_NODES
 
     s = "a"
     for i in range(16):  # each level uses the one below twice: 2**16 leaves

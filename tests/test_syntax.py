@@ -1,6 +1,6 @@
 """The fast tokenizer and parser agree with the original ones: trees, tokens, errors, positions.
 
-quorem.engine.syntax splits text with one regular expression and records token indices
+quorem.syntax splits text with one regular expression and records token indices
 instead of positions, working line and column out only when an error asks; the original
 (tests/reference_syntax.py) tracked positions token by token. On any text, valid or not,
 both must give the same syntax tree (with the same positions and parentheses) or the same
@@ -12,13 +12,14 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-import quorem
 import reference_syntax as ref
 import strategies
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from quorem.engine import syntax
-from quorem.engine.errors import ParseError
+
+import quorem
+from quorem import syntax
+from quorem.errors import ParseError
 
 PIECES = [
     *("x", "y1", "_z", "abc", "and", "or", "not", "max", "min", "floordiv", "truncmod", "sum"),

@@ -1,4 +1,4 @@
-"""Unit tests of hash-consed canonical terms (quorem.engine.term) and their evaluation."""
+"""Unit tests of hash-consed canonical terms (quorem.term) and their evaluation."""
 
 from __future__ import annotations
 
@@ -11,13 +11,14 @@ import textwrap
 from typing import Any
 
 import pytest
-import quorem
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
+import quorem
 from quorem import EvaluationError, Op, Semantics, TermError, count_divmod, evaluate
-from quorem.engine import term as term_module
-from quorem.engine.printer import to_text
-from quorem.engine.term import (
+from quorem import term as term_module
+from quorem.printer import to_text
+from quorem.term import (
     Term,
     compare,
     const,
@@ -454,7 +455,7 @@ def test_deep_terms_need_no_recursion() -> None:
 
 def test_brief_text_stays_short_for_terms_exponential_as_text() -> None:
     """A term sharing its subterms prints each use; ``brief`` (for errors) stops early."""
-    from quorem.engine.printer import brief
+    from quorem.printer import brief
 
     x = var("x", 0, 9)
     t = x
@@ -469,7 +470,7 @@ def test_brief_text_stays_short_for_terms_exponential_as_text() -> None:
 
 
 def test_tree_size_counts_every_use_of_a_shared_subterm() -> None:
-    from quorem.engine.walk import nodes, tree_size
+    from quorem.walk import nodes, tree_size
 
     x, y = var("x", 0, 9), var("y", 0, 9)
     assert tree_size(x) == 1

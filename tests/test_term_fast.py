@@ -7,8 +7,9 @@ import gc
 import strategies
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from quorem.engine.ops import Op
-from quorem.engine.term import (
+
+from quorem.ops import Op
+from quorem.term import (
     Term,
     atom_ops,
     binary,
@@ -100,7 +101,7 @@ def test_lookup_finds_live_terms_only() -> None:
 @given(sums())
 def test_sums_are_made_like_every_other_term(t: Term) -> None:
     """The dedicated sum constructor computes the generic range, hash and structural key."""
-    from quorem.engine import term as term_module
+    from quorem import term as term_module
 
     if t.op is not Op.ADD:
         return

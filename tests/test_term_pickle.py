@@ -17,9 +17,11 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from quorem.engine.ops import Op, Semantics
-from quorem.engine.printer import to_text
-from quorem.engine.term import (
+from strategies import Case, cases
+
+from quorem.ops import Op, Semantics
+from quorem.printer import to_text
+from quorem.term import (
     Term,
     compare,
     const,
@@ -31,8 +33,7 @@ from quorem.engine.term import (
     maximum,
     var,
 )
-from quorem.engine.walk import nodes
-from strategies import Case, cases
+from quorem.walk import nodes
 
 PROTOCOLS = range(2, pickle.HIGHEST_PROTOCOL + 1)
 
@@ -89,9 +90,9 @@ def test_a_shared_subterm_is_written_once() -> None:
 _CHILD = """
 import pickle, sys
 from quorem._native import compiled_modules
-from quorem.engine import term
-from quorem.engine.ops import Semantics
-from quorem.engine.walk import nodes
+from quorem import term
+from quorem.ops import Semantics
+from quorem.walk import nodes
 before = (term.point_variables_built(), term.logic_built())
 terms, checks = pickle.loads(sys.stdin.buffer.read())
 after = (term.point_variables_built(), term.logic_built())
@@ -100,7 +101,7 @@ same = []
 for t, (text, box, sem, attributes) in zip(terms, checks, strict=True):
     mine = [(n.op.value, n.arg, n.vmin, n.vmax, n.fits64, n.h, n.skey) for n in nodes(t)]
     same.append((parse(text, box, Semantics(sem)) is t, mine == attributes))
-out = (same, before, after, compiled_modules().get("quorem.engine.term", False))
+out = (same, before, after, compiled_modules().get("quorem.term", False))
 sys.stdout.buffer.write(pickle.dumps(out))
 """
 

@@ -9,17 +9,20 @@ import pytest
 
 z3 = pytest.importorskip("z3")
 
-import quorem  # noqa: E402
 from hypothesis import HealthCheck, given, settings  # noqa: E402
-from quorem.engine.ops import Op, Semantics  # noqa: E402
-from quorem.engine.rewrite import rewrite  # noqa: E402
-from quorem.engine.rule import Rule  # noqa: E402
-from quorem.engine.rulefile import parse_rules  # noqa: E402
-from quorem.engine.ruleset import default_ruleset  # noqa: E402
-from quorem.engine.term import _make_binary, const, var  # noqa: E402
-from quorem.verify import cli  # noqa: E402
+from strategies import Case, cases  # noqa: E402
+from support import run_verify  # noqa: E402
+
+import quorem  # noqa: E402
+from quorem.cli import verify as cli  # noqa: E402
+from quorem.cli.verify import verify_rules  # noqa: E402
+from quorem.ops import Op, Semantics  # noqa: E402
+from quorem.rewrite import rewrite  # noqa: E402
+from quorem.rule import Rule  # noqa: E402
+from quorem.rulefile import parse_rules  # noqa: E402
+from quorem.ruleset import default_ruleset  # noqa: E402
+from quorem.term import _make_binary, const, var  # noqa: E402
 from quorem.verify.cache import ProofCache  # noqa: E402
-from quorem.verify.cli import verify_rules  # noqa: E402
 from quorem.verify.termination import (  # noqa: E402
     COMPONENTS,
     check_termination,
@@ -27,8 +30,6 @@ from quorem.verify.termination import (  # noqa: E402
     term_measure,
     termination_obligations,
 )
-from strategies import Case, cases  # noqa: E402
-from support import run_verify  # noqa: E402
 
 LOOPING = """
 rule mod-add-divisor

@@ -16,11 +16,12 @@ import pytest
 
 z3 = pytest.importorskip("z3")
 
+from support import has_junction  # noqa: E402
+
 import quorem  # noqa: E402
-from quorem.engine.rulefile import parse_rules  # noqa: E402
-from quorem.engine.ruleset import default_ruleset  # noqa: E402
-from quorem.engine.term import Term  # noqa: E402
-from quorem.engine.walk import nodes, postorder, replace_subterms  # noqa: E402
+from quorem.rulefile import parse_rules  # noqa: E402
+from quorem.ruleset import default_ruleset  # noqa: E402
+from quorem.term import Term  # noqa: E402
 from quorem.verify.termination import (  # noqa: E402
     Element,
     check_nested,
@@ -29,7 +30,7 @@ from quorem.verify.termination import (  # noqa: E402
     term_measure,
     term_nodes,
 )
-from support import has_junction  # noqa: E402
+from quorem.walk import nodes, postorder, replace_subterms  # noqa: E402
 
 CORPORA = sorted(
     (Path(__file__).resolve().parent.parent / "benchmarks" / "corpora").glob("*.jsonl")

@@ -1,6 +1,6 @@
 """Building terms from text: one n-ary product or sum per chain, the same term as before.
 
-quorem.engine.build collects a chain of ``*`` (in any association, parenthesised or not)
+quorem.build collects a chain of ``*`` (in any association, parenthesised or not)
 into one call of ``product`` and a chain of ``+``/``-``/negations/constant factors into
 one ``linear`` call, instead of one binary operation per operator (which re-flattened and
 re-sorted the growing product each time: quadratic, issue 14). The canonical form must
@@ -11,17 +11,18 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-import quorem
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from quorem.engine import term as tm
-from quorem.engine.ops import Semantics
+
+import quorem
+from quorem import term as tm
+from quorem.ops import Semantics
 
 BOUNDS = {"x": (0, 7), "y": (-3, 5), "z": (None, None)}
 VARS = {name: tm.var(name, lo, hi) for name, (lo, hi) in BOUNDS.items()}
 
 # A tree is ("leaf", text) or (operator, children); rendered fully parenthesised (or not)
-# and built bottom-up with the binary functions of quorem.engine.term.
+# and built bottom-up with the binary functions of quorem.term.
 Tree = tuple[str, object]
 
 _BINARY: dict[str, Callable[[tm.Term, tm.Term], tm.Term]] = {

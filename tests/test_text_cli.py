@@ -13,9 +13,10 @@ import io
 import json
 
 import pytest
-from quorem.engine.cli import batch_record, main, parse_var
-from quorem.engine.ops import Semantics
-from quorem.engine.syntax import MAX_DIGITS
+
+from quorem.cli.main import batch_record, main, parse_var
+from quorem.ops import Semantics
+from quorem.syntax import MAX_DIGITS
 
 TOO_LONG = "9" * (MAX_DIGITS + 1)
 HUGE_HEX = "0x" + "f" * 5000

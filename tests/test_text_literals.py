@@ -11,12 +11,13 @@ import sys
 from collections.abc import Iterator
 
 import pytest
-import quorem
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from quorem.engine import term as tm
-from quorem.engine.printer import brief, to_text
-from quorem.engine.syntax import MAX_DIGITS, RESERVED, parse_int
+
+import quorem
+from quorem import term as tm
+from quorem.printer import brief, to_text
+from quorem.syntax import MAX_DIGITS, RESERVED, parse_int
 
 
 @pytest.fixture

@@ -14,10 +14,11 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from quorem.engine.errors import RuleError
-from quorem.engine.ops import Op
-from quorem.engine.rulefile import MAX_LITERAL_BITS, load_rule_files, parse_rules
-from quorem.engine.ruleset import RuleSet
+
+from quorem.errors import RuleError
+from quorem.ops import Op
+from quorem.rulefile import MAX_LITERAL_BITS, load_rule_files, parse_rules
+from quorem.ruleset import RuleSet
 
 RULES = Path(__file__).resolve().parent.parent / "rules"
 SHIPPED = sorted([*RULES.glob("*.rules"), *RULES.glob("constraints/*"), *RULES.glob("lowering/*")])

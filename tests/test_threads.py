@@ -18,12 +18,13 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import pytest
+
 import quorem
 from quorem import RuleSet, Semantics, Term
-from quorem.engine import ruleset as ruleset_module
-from quorem.engine import term as term_module
-from quorem.engine.errors import VariableClashError
-from quorem.engine.term import div, maximum, minimum, mod, var
+from quorem import ruleset as ruleset_module
+from quorem import term as term_module
+from quorem.errors import VariableClashError
+from quorem.term import div, maximum, minimum, mod, var
 
 _CORPORA = Path(__file__).resolve().parents[1] / "benchmarks" / "corpora"
 _THREADS = 8

@@ -8,12 +8,13 @@ import pytest
 
 pytest.importorskip("z3")
 
-import quorem
-from quorem.engine.rewrite import Step
-from quorem.engine.ruleset import RuleSet
-from quorem.verify.validate import check_step, validate_trace
 from support import SEED_CASES
 from test_goals import GOALS
+
+import quorem
+from quorem.rewrite import Step
+from quorem.ruleset import RuleSet
+from quorem.verify.validate import check_step, validate_trace
 
 
 def _cases() -> list[tuple[str, dict[str, tuple[int, int]], str]]:
@@ -65,7 +66,7 @@ def test_an_unsound_rule_is_stopped_by_validation() -> None:
 
 def test_cli_validate(capsys: pytest.CaptureFixture[str]) -> None:
     """quorem simplify --validate reports the steps it checked."""
-    from quorem.engine.cli import main
+    from quorem.cli.main import main
 
     code = main(["simplify", "(x*4 + 3)//8 + x%4", "--var", "x=0:100", "--validate"])
     assert code == 0

@@ -12,12 +12,13 @@ from hypothesis import strategies as st
 
 z3 = pytest.importorskip("z3")
 
-import quorem  # noqa: E402
-from quorem.engine.ops import Semantics  # noqa: E402
-from quorem.engine.rulefile import parse_rules  # noqa: E402
-from quorem.verify import cli  # noqa: E402
-from quorem.verify.prove import Obligation, obligations_of, prove, result_json  # noqa: E402
 from support import run_verify  # noqa: E402
+
+import quorem  # noqa: E402
+from quorem.cli import verify as cli  # noqa: E402
+from quorem.ops import Semantics  # noqa: E402
+from quorem.rulefile import parse_rules  # noqa: E402
+from quorem.verify.prove import Obligation, obligations_of, prove, result_json  # noqa: E402
 
 KNOWN_BUGS = sorted((Path(__file__).parent / "known_bugs").glob("*.rules"))
 
@@ -164,7 +165,7 @@ def test_cli_junit(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
 
 def test_quorem_verify_subcommand(capsys: pytest.CaptureFixture[str]) -> None:
     """`quorem verify` is reachable from the main command line."""
-    from quorem.engine.cli import main
+    from quorem.cli.main import main
 
     code = main(["verify", "--rule", "max-of-same", "--no-cache"])
     assert code == 0
@@ -184,7 +185,7 @@ def test_interval_transfer_functions_proven() -> None:
 
 def test_a_wrong_transfer_function_is_caught(monkeypatch: pytest.MonkeyPatch) -> None:
     """An interval for % that is one too tight is shown unsound, with a point."""
-    from quorem.engine import interval as iv
+    from quorem import interval as iv
     from quorem.verify import intervals
 
     def too_tight(a: iv.Range, b: iv.Range) -> iv.Range:

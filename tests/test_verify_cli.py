@@ -19,12 +19,14 @@ import pytest
 
 z3 = pytest.importorskip("z3")
 
-from quorem.engine import proofdigest as digest  # noqa: E402  (where code_digest lives)
-from quorem.engine.ruleset import default_ruleset  # noqa: E402
-from quorem.verify import cli, jobs  # noqa: E402
+from support import REPO, run_verify  # noqa: E402
+
+from quorem import proofdigest as digest  # noqa: E402  (where code_digest lives)
+from quorem.cli import verify as cli  # noqa: E402
+from quorem.ruleset import default_ruleset  # noqa: E402
+from quorem.verify import jobs  # noqa: E402
 from quorem.verify.cache import ProofCache  # noqa: E402
 from quorem.verify.prove import obligations_of  # noqa: E402
-from support import REPO, run_verify  # noqa: E402
 
 KNOWN_BUGS = REPO / "tests" / "known_bugs"
 SEQ_RULE = """
@@ -242,7 +244,7 @@ def test_a_closed_pipe_ends_quietly(cache_dir: Path) -> None:
 # ----------------------------------------------------------------------- exit codes
 def test_exit_codes_follow_the_convention() -> None:
     """0 proven, 1 a negative finding, 2 usage, 3 inconclusive: as every quorem command."""
-    from quorem.engine import cli as main_cli
+    from quorem.cli import main as main_cli
 
     assert (cli.EXIT_PROVEN, cli.EXIT_UNSOUND, cli.EXIT_USAGE, cli.EXIT_UNKNOWN) == (0, 1, 2, 3)
     assert main_cli.EXIT_USAGE == cli.EXIT_USAGE
@@ -264,9 +266,9 @@ def test_usage_errors_exit_2(capsys: pytest.CaptureFixture[str], tmp_path: Path)
 def test_missing_z3_exits_2(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from quorem.engine import cli as main_cli
+    from quorem.cli import main as main_cli
 
-    monkeypatch.setitem(sys.modules, "quorem.verify.cli", None)  # import fails
+    monkeypatch.setitem(sys.modules, "quorem.cli.verify", None)  # import fails
     assert main_cli.main(["verify"]) == 2
     assert "z3-solver" in capsys.readouterr().err
 

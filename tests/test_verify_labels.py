@@ -16,10 +16,11 @@ import pytest
 
 pytest.importorskip("z3")
 
-from quorem.verify import cli
+from support import REPO
+
+from quorem.cli import verify as cli
 from quorem.verify.confirm import DISAGREE, NO_QUERY, Z3_ONLY
 from quorem.verify.prove import _BOUNDED_METHOD, PROVEN_STATUSES, SPLIT_METHOD
-from support import REPO
 
 HELP = cli.LABELS_EPILOG
 

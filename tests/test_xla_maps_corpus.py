@@ -8,11 +8,11 @@ from typing import Any
 
 import pytest
 from indexing_support import image
-from quorem.engine.indexing import parse_map, print_map
-from quorem.engine.indexing.compare import points
-from quorem.engine.indexing.simplify import simplify_map
 
 from benchmarks.maps.xla_maps import cases
+from quorem.indexing import parse_map, print_map
+from quorem.indexing.compare import points
+from quorem.indexing.simplify import simplify_map
 
 CORPUS = Path(__file__).parent.parent / "benchmarks" / "maps" / "xla_maps.jsonl"
 CASES = [json.loads(line) for line in CORPUS.read_text(encoding="utf-8").splitlines()]

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any, Final
 
 import z3
+
 from quorem.verify.digest import code_digest
 from quorem.verify.prove import PROVEN_STATUSES, Obligation
 

@@ -26,6 +26,7 @@ from collections.abc import Sequence
 from typing import Any, Final
 
 import z3
+
 from quorem.verify.lemmas import path_instances
 from quorem.verify.prove import (
     PROVEN_STATUSES,

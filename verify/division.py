@@ -11,7 +11,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
 import z3
-from quorem.engine.ops import Semantics
+
+from quorem.ops import Semantics
 
 __all__ = [
     "RELATIONS",

@@ -1,7 +1,7 @@
 """Encode a rule's proof obligation in Z3: the symbolic meaning of the rule language.
 
 This is the second interpreter of the rule language (the first, the concrete one, is
-:mod:`quorem.engine.interpret`). For a rule instantiated for one semantics and, when it
+:mod:`quorem.interpret`). For a rule instantiated for one semantics and, when it
 has a ``sum(K*t)`` pattern, one arity, it builds:
 
 * the value of the pattern (the left-hand side) and of the rewrite;
@@ -29,8 +29,9 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
 import z3
-from quorem.engine.ops import DIVISION_FUNCTIONS, Semantics
-from quorem.engine.rule import (
+
+from quorem.ops import DIVISION_FUNCTIONS, Semantics
+from quorem.rule import (
     AGGREGATES,
     TERM_FUNCS,
     Binary,
@@ -505,7 +506,7 @@ class _Encoder:
         # guard answers. For the int64 obligation: the engine answers true only when the
         # range of every value of the template lies in int64 -- where a matched term the
         # input computes counts as in int64, which the obligation assumes of the input's
-        # values (quorem.engine.overflow) -- so every value is in int64.
+        # values (quorem.overflow) -- so every value is in int64.
         outer = self.collect
         self.collect = []
         self.expr(arg, index)
@@ -521,7 +522,7 @@ class _Encoder:
         return _Val(flag, [], [], False)
 
     def monomial(self, f: str, args: Sequence[Expr], index: int | None) -> _Val:
-        """``tdivides(u, t)`` and ``tquotient(t, u)`` (quorem.engine.monomial).
+        """``tdivides(u, t)`` and ``tquotient(t, u)`` (quorem.monomial).
 
         The engine answers ``tdivides`` true only when ``t == q*u`` for its quotient ``q``
         (``u`` a non-zero monomial), so ``tdivides`` is a fresh flag implying that

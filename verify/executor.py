@@ -43,7 +43,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, Generic, TypeVar
 
 import z3
-from quorem.engine.errors import QuoremError
+
+from quorem.errors import QuoremError
 from quorem.verify.digest import code_digest
 from quorem.verify.interrupt import ignore_interrupts
 

@@ -43,10 +43,10 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from typing import Final
 
-from quorem.engine.errors import QuoremError
-from quorem.engine.interpret import Binding, Undetermined, evaluate_expr
-from quorem.engine.ops import Semantics
-from quorem.engine.rule import (
+from quorem.errors import QuoremError
+from quorem.interpret import Binding, Undetermined, evaluate_expr
+from quorem.ops import Semantics
+from quorem.rule import (
     AGGREGATES,
     Binary,
     Call,
@@ -62,8 +62,8 @@ from quorem.engine.rule import (
     Unary,
     expr_names,
 )
-from quorem.engine.rulefile import parse_rules
-from quorem.engine.term import Term, var
+from quorem.rulefile import parse_rules
+from quorem.term import Term, var
 from quorem.verify.mutate import conjuncts, render_expr, render_pattern, walk_tree
 from quorem.verify.prove import (
     PROVEN_STATUSES,

@@ -1,7 +1,7 @@
 """Prove the engine's interval analysis sound, by symbolic execution of its own code.
 
 Rule guards read ``vmin``/``vmax``, so an unsound transfer function would make every
-range rule unsound. Each function of :mod:`quorem.engine.interval` is run on symbolic
+range rule unsound. Each function of :mod:`quorem.interval` is run on symbolic
 bounds: a value class records every comparison the code makes as a branch, and the
 explorer runs the code once per feasible path. On each path Z3 proves: if the operands
 lie in their (symbolic) ranges, the operation's result lies in the range the code
@@ -19,9 +19,10 @@ from collections.abc import Callable
 from typing import Any, Final
 
 import z3
-from quorem.engine import interval as iv
-from quorem.engine import term
-from quorem.engine.ops import Op
+
+from quorem import interval as iv
+from quorem import term
+from quorem.ops import Op
 from quorem.verify.record import decided
 
 __all__ = ["IntervalProof", "interval_obligations", "prove_interval"]
@@ -396,8 +397,8 @@ def _prove_term_sum(n: int) -> IntervalProof:
 def interval_obligations(max_addends: int = 2) -> list[str]:
     """The names of the transfer functions to prove, one obligation each.
 
-    Each function of :mod:`quorem.engine.interval`, and the fast paths
-    :mod:`quorem.engine.term` uses instead of them for sums and for floor (and Euclidean)
+    Each function of :mod:`quorem.interval`, and the fast paths
+    :mod:`quorem.term` uses instead of them for sums and for floor (and Euclidean)
     division by a positive constant.
     """
     sums = range(1, max_addends + 1)

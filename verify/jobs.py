@@ -17,11 +17,11 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, Final
 
-from quorem.engine import interval
-from quorem.engine.codecache import load_parsed, store_parsed
-from quorem.engine.ops import Semantics
-from quorem.engine.rule import Rule
-from quorem.engine.rulefile import load_rule_files, parse_rules
+from quorem import interval
+from quorem.compiler.cache import load_parsed, store_parsed
+from quorem.ops import Semantics
+from quorem.rule import Rule
+from quorem.rulefile import load_rule_files, parse_rules
 from quorem.rules import constraint_rule_files, lowering_rule_files, rule_files
 from quorem.verify.confirm import confirm, confirm_queries, expected_answer
 from quorem.verify.executor import Executor, LocalPool
@@ -169,7 +169,7 @@ def _rules_of(texts: RuleTexts) -> dict[str, Rule]:
     rules = _parsed_rules.get(texts.digest)
     if rules is not None:
         return rules
-    # The shipped files' parse may be on disk already (quorem.engine.codecache).
+    # The shipped files' parse may be on disk already (quorem.compiler.cache).
     cached = load_parsed(texts.files)
     if isinstance(cached, list) and all(isinstance(r, Rule) for r in cached):
         parsed: list[Rule] = cached

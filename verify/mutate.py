@@ -36,8 +36,8 @@ from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from typing import Final, TypeVar, cast
 
-from quorem.engine.ops import Semantics
-from quorem.engine.rule import (
+from quorem.ops import Semantics
+from quorem.rule import (
     Binary,
     Expr,
     Lit,
@@ -51,8 +51,8 @@ from quorem.engine.rule import (
     Rule,
     Unary,
 )
-from quorem.engine.ruleset import default_ruleset
-from quorem.engine.syntax import BINARY_PRECEDENCE
+from quorem.ruleset import default_ruleset
+from quorem.syntax import BINARY_PRECEDENCE
 from quorem.verify.prove import PROVEN_STATUSES, Obligation, ProofResult, obligations_of, prove
 
 __all__ = [

@@ -27,8 +27,9 @@ from collections.abc import Iterator
 from typing import Any, Final
 
 import z3
-from quorem.engine.ops import Semantics
-from quorem.engine.rule import NameKind, Rule
+
+from quorem.ops import Semantics
+from quorem.rule import NameKind, Rule
 from quorem.verify.encode import INT64_MAX, INT64_MIN, Encoding, encode_rule, has_sequence
 from quorem.verify.lemmas import instances
 from quorem.verify.replay import Replay, replay

@@ -1,6 +1,6 @@
 """Writing and checking proof records (``FILE.proof.json``) from ``quorem verify``'s results.
 
-The record's format and how the engine reads it are in :mod:`quorem.engine.proofrecord`.
+The record's format and how the engine reads it are in :mod:`quorem.proofrecord`.
 A record is written from a run that proved every kind of obligation of the rules it
 covers (equivalence, int64, termination and the nested order, at the default arity or
 more), never by hand: ``quorem verify --check-records`` proves again and fails on any
@@ -16,7 +16,8 @@ from pathlib import Path
 from typing import Any, Final
 
 import z3
-from quorem.engine.proofrecord import (
+
+from quorem.proofrecord import (
     PROVEN,
     RECORD_FORMAT,
     read_record,
@@ -24,7 +25,7 @@ from quorem.engine.proofrecord import (
     rule_digest,
     semantics_key,
 )
-from quorem.engine.rule import Rule
+from quorem.rule import Rule
 from quorem.verify.digest import code_digest
 from quorem.verify.prove import OBLIGATIONS, PROVEN_STATUSES
 from quorem.verify.termination import NESTED_OBLIGATION

@@ -12,14 +12,14 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable
 
-from quorem.engine.errors import EvaluationError, QuoremError
-from quorem.engine.evaluate import evaluate
-from quorem.engine.ops import Op, Semantics
-from quorem.engine.rule import NameKind, Pattern, PConst, PLit, POp, PSum, PTerm, Rule, pattern_op
-from quorem.engine.ruleset import RuleSet
-from quorem.engine.term import Term, binary, const, linear, var
-from quorem.engine.walk import nodes, substitute
+from quorem.errors import EvaluationError, QuoremError
+from quorem.evaluate import evaluate
+from quorem.ops import Op, Semantics
+from quorem.rule import NameKind, Pattern, PConst, PLit, POp, PSum, PTerm, Rule, pattern_op
+from quorem.ruleset import RuleSet
+from quorem.term import Term, binary, const, linear, var
 from quorem.verify.encode import INT64_MAX, INT64_MIN
+from quorem.walk import nodes, substitute
 
 __all__ = ["Replay", "replay"]
 
@@ -195,7 +195,7 @@ def _build(p: Pattern, b: dict[str, object], sem: Semantics | None) -> Term:
 
 
 def _coef(e: object, b: dict[str, object]) -> int:
-    from quorem.engine.interpret import evaluate_expr  # noqa: PLC0415
+    from quorem.interpret import evaluate_expr  # noqa: PLC0415
 
     v = evaluate_expr(e, b, None)  # type: ignore[arg-type]
     assert isinstance(v, int)

@@ -25,6 +25,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any, Final
 
 import z3
+
 from quorem.verify.prove import Obligation, obligation_query
 
 __all__ = ["Script", "UnsupportedTermError", "file_name", "obligation_script", "to_smtlib"]

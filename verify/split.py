@@ -19,8 +19,9 @@ from collections.abc import Sequence
 from typing import Final
 
 import z3
-from quorem.engine.ops import Semantics
-from quorem.engine.rule import NameKind, Rule
+
+from quorem.ops import Semantics
+from quorem.rule import NameKind, Rule
 from quorem.verify.division import relation_condition
 from quorem.verify.encode import GCD_PREFIX, encode_rule
 

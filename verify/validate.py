@@ -13,11 +13,12 @@ from collections.abc import Sequence
 from typing import Any
 
 import z3
-from quorem.engine.ops import DIVISION_OPS, QUOTIENT_OPS, SEMANTICS_OF, Op, Semantics
-from quorem.engine.rewrite import Step
-from quorem.engine.term import Term
-from quorem.engine.walk import nodes
+
+from quorem.ops import DIVISION_OPS, QUOTIENT_OPS, SEMANTICS_OF, Op, Semantics
+from quorem.rewrite import Step
+from quorem.term import Term
 from quorem.verify.division import Quotient, division_axioms, proportional_quotient_lemmas
+from quorem.walk import nodes
 
 __all__ = ["StepCheck", "TermTranslator", "check_step", "validate_trace"]
 

@@ -14,9 +14,8 @@ from __future__ import annotations
 import random
 from collections.abc import Callable, Iterator
 
-from quorem.engine.arith import floordiv, truncdiv
-
 from benchmarks.classes import ClassCase, cycle_templates
+from quorem.arith import floordiv, truncdiv
 
 FAMILY = "monotone"
 DRAWS = 60

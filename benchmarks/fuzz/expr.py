@@ -9,9 +9,6 @@ from collections.abc import Iterator
 from typing import Any, ClassVar, Final
 
 import quorem
-from quorem import QuoremError, Semantics, Term
-from quorem.engine.cli import batch_record
-
 from benchmarks.fuzz import mutate
 from benchmarks.fuzz.harness import Case, Target, WrongResultError
 from benchmarks.fuzz.terms import (
@@ -27,6 +24,8 @@ from benchmarks.fuzz.terms import (
     to_source,
     uses_semantics,
 )
+from quorem import QuoremError, Semantics, Term
+from quorem.cli.main import batch_record
 
 _SEMANTICS: Final = {s.value: s for s in Semantics}
 _RANGE_CHECK_POINTS: Final = 3
@@ -246,7 +245,7 @@ class ExprText(Target):
         }
 
     def check(self, case: Case) -> int:
-        from quorem.engine.cli import main  # noqa: PLC0415
+        from quorem.cli.main import main  # noqa: PLC0415
 
         bounds = _bounds_of(case)
         sem = _SEMANTICS[case["semantics"]]
@@ -275,7 +274,7 @@ class ExprText(Target):
 
 
 def _free_names(t: Term) -> set[str]:
-    from quorem.engine.walk import free_names  # noqa: PLC0415
+    from quorem.walk import free_names  # noqa: PLC0415
 
     return set(free_names(t))
 
@@ -353,7 +352,7 @@ class BatchJson(Target):
         return {"text": "\n".join(lines), "semantics": rng.choice(("floor", "trunc", "euclid"))}
 
     def check(self, case: Case) -> int:
-        from quorem.engine.cli import run_batch  # noqa: PLC0415
+        from quorem.cli.main import run_batch  # noqa: PLC0415
 
         raw = case["text"]
         lines = raw.split("\n")
@@ -380,7 +379,7 @@ class BatchJson(Target):
 
 def _raise_internal(line: str, lineno: int, sem: Semantics) -> None:
     """Run the steps of ``batch_record`` unguarded, so the engine's exception shows."""
-    from quorem.engine.cli import LineError, _decode, _job_of, _simplify_job  # noqa: PLC0415
+    from quorem.cli.main import LineError, _decode, _job_of, _simplify_job  # noqa: PLC0415
 
     try:
         job = _job_of(_decode(line), sem)

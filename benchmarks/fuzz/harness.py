@@ -74,7 +74,7 @@ class Target:
     def warm(self) -> None:
         """Load and compile what every case needs, once, before workers fork."""
         import quorem  # noqa: PLC0415
-        from quorem.engine.ruleset import constraint_ruleset  # noqa: PLC0415
+        from quorem.ruleset import constraint_ruleset  # noqa: PLC0415
 
         constraint_ruleset()
         for sem in ("floor", "trunc", "euclid"):

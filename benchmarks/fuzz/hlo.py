@@ -17,19 +17,18 @@ from functools import cache
 from pathlib import Path
 from typing import ClassVar, Final
 
+from benchmarks.fuzz import mutate
+from benchmarks.fuzz.harness import Case, Target, WrongResultError
 from quorem import QuoremError
-from quorem.engine.indexing import parse_map, print_map
-from quorem.engine.indexing.hlo import parse_hlo
-from quorem.engine.indexing.hlo_indexing import (
+from quorem.hlo.indexing import (
     fused_input_to_output,
     fused_output_to_input,
     input_to_output,
     output_to_input,
 )
-from quorem.engine.indexing.hlo_module import analyse_module
-
-from benchmarks.fuzz import mutate
-from benchmarks.fuzz.harness import Case, Target, WrongResultError
+from quorem.hlo.module import analyse_module
+from quorem.hlo.parse import parse_hlo
+from quorem.indexing import parse_map, print_map
 
 _TESTS: Final = Path(__file__).resolve().parents[2] / "tests"
 _OWN_SEEDS: Final = (

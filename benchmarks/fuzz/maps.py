@@ -11,14 +11,13 @@ import random
 from itertools import product
 from typing import Any, ClassVar, Final
 
-from quorem import QuoremError
-from quorem.engine.evaluate import evaluate
-from quorem.engine.indexing import IndexingMap, parse_map, print_map
-from quorem.engine.indexing.compare import in_domain
-from quorem.engine.indexing.simplify import maps_equal, simplify_map
-
 from benchmarks.fuzz import mutate
 from benchmarks.fuzz.harness import Case, Target, WrongResultError
+from quorem import QuoremError
+from quorem.evaluate import evaluate
+from quorem.indexing import IndexingMap, parse_map, print_map
+from quorem.indexing.compare import in_domain
+from quorem.indexing.simplify import maps_equal, simplify_map
 
 _ENUMERATE: Final = 4000
 _DIVISORS: Final = (1, 2, 3, 4, 5, 8, 16, 7, 32, -2, -3)

@@ -9,12 +9,11 @@ from pathlib import Path
 from typing import ClassVar, Final
 
 import quorem
-from quorem import RuleSet, Semantics
-from quorem.rules import constraint_rule_files, lowering_rule_files, rule_files
-
 from benchmarks.fuzz import mutate
 from benchmarks.fuzz.harness import Case, Target
 from benchmarks.fuzz.terms import TreeGen, build
+from quorem import RuleSet, Semantics
+from quorem.rules import constraint_rule_files, lowering_rule_files, rule_files
 
 _STEPS: Final = 2_000
 _TERMS: Final = 4

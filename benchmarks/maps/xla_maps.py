@@ -160,9 +160,9 @@ _RESHAPE_CHAINS = [
 
 
 def _reshape_cases() -> list[dict[str, Any]]:
-    from quorem.engine.indexing import print_map  # noqa: PLC0415  (package import on demand)
-    from quorem.engine.indexing.compose import compose  # noqa: PLC0415
-    from quorem.engine.indexing.hlo_ops import reshape_map  # noqa: PLC0415
+    from quorem.hlo.ops import reshape_map  # noqa: PLC0415
+    from quorem.indexing import print_map  # noqa: PLC0415  (package import on demand)
+    from quorem.indexing.compose import compose  # noqa: PLC0415
 
     out = []
     for shapes in _RESHAPE_CHAINS:

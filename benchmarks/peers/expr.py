@@ -35,10 +35,10 @@ try:  # optional: evaluates large trees on many points fast (the bench extra has
 except ImportError:  # pragma: no cover
     np = None
 
-from quorem.engine.arith import truncdiv, truncmod
-from quorem.engine.ops import Op, Semantics
-from quorem.engine.syntax import Binary, Call, Name, Num, Unary, parse_syntax
-from quorem.engine.term import (
+from quorem.arith import truncdiv, truncmod
+from quorem.ops import Op, Semantics
+from quorem.syntax import Binary, Call, Name, Num, Unary, parse_syntax
+from quorem.term import (
     Term,
     compare,
     const,

@@ -6,9 +6,8 @@ import importlib.metadata
 from typing import Any
 
 import quorem
-from quorem.engine import term as term_module
-
 from benchmarks.peers.expr import DIVISIONS, Node, from_term, to_term
+from quorem import term as term_module
 
 __all__ = ["QuoremSystem"]
 

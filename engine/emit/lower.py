@@ -19,16 +19,16 @@ import dataclasses
 from pathlib import Path
 from typing import Final
 
-from quorem.engine.errors import QuoremError
-from quorem.engine.ops import DIVISION_FUNCTIONS, DIVISION_OPS, SEMANTICS_OF, Op, Semantics
-from quorem.engine.overflow import term_fits_int64
-from quorem.engine.printer import brief
-from quorem.engine.rewrite import StopReason, rewrite_stop, rewrite_term
-from quorem.engine.rule import Binary, Call, Expr, POp, Rule, Unary
-from quorem.engine.rulefile import load_rule_files
-from quorem.engine.ruleset import RuleSet, default_ruleset
-from quorem.engine.term import Term
-from quorem.engine.walk import nodes, postorder
+from quorem.errors import QuoremError
+from quorem.ops import DIVISION_FUNCTIONS, DIVISION_OPS, SEMANTICS_OF, Op, Semantics
+from quorem.overflow import term_fits_int64
+from quorem.printer import brief
+from quorem.rewrite import StopReason, rewrite_stop, rewrite_term
+from quorem.rule import Binary, Call, Expr, POp, Rule, Unary
+from quorem.rulefile import load_rule_files
+from quorem.ruleset import RuleSet, default_ruleset
+from quorem.term import Term
+from quorem.walk import nodes, postorder
 
 __all__ = ["LoweringError", "lower", "lowering_rules", "lowering_ruleset", "lowers_to"]
 

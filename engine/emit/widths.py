@@ -1,7 +1,7 @@
 """Index width selection (seed 002 §5): int32 where every value fits, else int64.
 
 A node's code is the C expression :func:`node_expr` builds from its operands (see
-:mod:`quorem.engine.emit.cform`), and the emitted code prints exactly that expression.
+:mod:`quorem.emit.cform`), and the emitted code prints exactly that expression.
 A node is ``int32_t`` when its expression at int32 (operands cast to int32) computes
 only values representable there at every step as printed — each literal, cast,
 negation, product and partial sum in the printed order and grouping, each quotient
@@ -20,7 +20,7 @@ import enum
 from collections.abc import Callable
 from typing import Final
 
-from quorem.engine.emit.cform import (
+from quorem.emit.cform import (
     INT64,
     AlwaysZeroDivisor,
     CExpr,
@@ -39,11 +39,11 @@ from quorem.engine.emit.cform import (
     shift_right,
     with_range,
 )
-from quorem.engine.errors import QuoremError
-from quorem.engine.ops import Op
-from quorem.engine.printer import brief
-from quorem.engine.term import Term
-from quorem.engine.walk import nodes, postorder
+from quorem.errors import QuoremError
+from quorem.ops import Op
+from quorem.printer import brief
+from quorem.term import Term
+from quorem.walk import nodes, postorder
 
 __all__ = ["Operand", "Planned", "Width", "WidthError", "node_expr", "node_widths", "plan_widths"]
 
@@ -159,9 +159,9 @@ def _sum_expr(t: Term, w: Width, operand: Operand) -> CExpr:
 def node_expr(t: Term, w: Width, operand: Operand) -> CExpr:
     """The C expression computing the compound node ``t`` at width ``w``.
 
-    Raises :class:`~quorem.engine.emit.cform.DoesNotFit` if a value it computes leaves
+    Raises :class:`~quorem.emit.cform.DoesNotFit` if a value it computes leaves
     ``w`` (or an operand does not fit ``w``), and
-    :class:`~quorem.engine.emit.cform.AlwaysZeroDivisor`; ``ValueError`` for an operator
+    :class:`~quorem.emit.cform.AlwaysZeroDivisor`; ``ValueError`` for an operator
     C has no form for (floor division: lower the term first).
     """
     op = t.op

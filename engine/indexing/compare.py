@@ -10,8 +10,8 @@ from __future__ import annotations
 from itertools import product
 from typing import Any, Final
 
-from quorem.engine.evaluate import evaluate
-from quorem.engine.indexing.map import IndexingMap
+from quorem.evaluate import evaluate
+from quorem.indexing.map import IndexingMap
 
 __all__ = ["decide_empty", "decide_equal", "in_domain", "points"]
 
@@ -50,6 +50,7 @@ def points(m: IndexingMap) -> list[dict[str, int]] | None:
 def _z3_equal(a: IndexingMap, b: IndexingMap, timeout: float) -> bool | None:
     try:
         import z3  # noqa: PLC0415  (optional)
+
         from quorem.verify.validate import TermTranslator  # noqa: PLC0415
     except ImportError:
         return None

@@ -8,9 +8,9 @@ intermediate tensor, which the producer maps on. This is XLA's
 
 from __future__ import annotations
 
-from quorem.engine.indexing.map import IndexingMap, IndexingMapError, Variable
-from quorem.engine.term import Term
-from quorem.engine.walk import substitute
+from quorem.indexing.map import IndexingMap, IndexingMapError, Variable
+from quorem.term import Term
+from quorem.walk import substitute
 
 __all__ = ["compose"]
 
@@ -27,7 +27,7 @@ def compose(consumer: IndexingMap, producer: IndexingMap) -> IndexingMap:
     (``rt0..``), as XLA orders them. Its constraints are both maps' constraints (the
     producer's with its dims replaced by the consumer's results) and, for each consumer
     result, ``result in [lo, hi]`` of the producer dimension it feeds. Raises
-    :class:`~quorem.engine.indexing.map.IndexingMapError` when the consumer's results
+    :class:`~quorem.indexing.map.IndexingMapError` when the consumer's results
     do not match the producer's dims in number. The result is not simplified.
     """
     if consumer.n_results != producer.n_dims:

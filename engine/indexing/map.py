@@ -18,10 +18,10 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Iterable, Iterator, Sequence
 
-from quorem.engine.errors import QuoremError
-from quorem.engine.ops import Op
-from quorem.engine.term import Term, as_term, var
-from quorem.engine.walk import free_names, substitute
+from quorem.errors import QuoremError
+from quorem.ops import Op
+from quorem.term import Term, as_term, var
+from quorem.walk import free_names, substitute
 
 __all__ = ["IndexingMap", "IndexingMapError", "Variable", "internal_names"]
 
@@ -92,7 +92,7 @@ class IndexingMap:
         known_empty: the domain was shown empty; such a map reads nothing.
 
     Variable names are unique across the three lists. Build maps with :meth:`build`
-    (terms made for you) or :func:`quorem.engine.indexing.parse_map`.
+    (terms made for you) or :func:`quorem.indexing.parse_map`.
 
     """
 
@@ -179,7 +179,7 @@ class IndexingMap:
         return len(self.results)
 
     def __str__(self) -> str:
-        from quorem.engine.indexing.mapsyntax import print_map  # noqa: PLC0415  (cycle)
+        from quorem.indexing.mapsyntax import print_map  # noqa: PLC0415  (cycle)
 
         return print_map(self)
 
@@ -217,7 +217,7 @@ class IndexingMap:
             return dataclasses.replace(self, constraints=kept).with_bounds(narrowed)
         if any(lo > hi for lo, hi in merged.values()):
             return IndexingMap.empty(self.n_dims, self.n_results)
-        from quorem.engine.indexing.mapsyntax import print_expr  # noqa: PLC0415  (cycle)
+        from quorem.indexing.mapsyntax import print_expr  # noqa: PLC0415  (cycle)
 
         results = tuple(substitute(t, bounded) for t in self.results)
         cons = sorted(

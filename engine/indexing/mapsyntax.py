@@ -31,10 +31,10 @@ from __future__ import annotations
 import re
 from typing import Final
 
-from quorem.engine.indexing.map import IndexingMap, IndexingMapError, Variable
-from quorem.engine.ops import Op, Semantics
-from quorem.engine.term import Term, const, div, linear, maximum, minimum, mod, var
-from quorem.engine.walk import postorder, tree_size
+from quorem.indexing.map import IndexingMap, IndexingMapError, Variable
+from quorem.ops import Op, Semantics
+from quorem.term import Term, const, div, linear, maximum, minimum, mod, var
+from quorem.walk import postorder, tree_size
 
 __all__ = ["parse_expr", "parse_map", "print_expr", "print_map"]
 

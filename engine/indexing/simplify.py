@@ -45,27 +45,27 @@ import re
 from collections.abc import Iterator, Sequence
 from typing import Final
 
-from quorem.engine.context import (
+from quorem.context import (
     Knowledge,
     in_context,
     knowledge,
     restore_variables,
     safe_outside,
 )
-from quorem.engine.evaluate import count_divmod, evaluate
-from quorem.engine.indexing.compare import decide_empty, decide_equal
-from quorem.engine.indexing.map import IndexingMap, IndexingMapError, Variable, internal_names
-from quorem.engine.indexing.mapsyntax import print_map
-from quorem.engine.ops import Op, Semantics
-from quorem.engine.rewrite import rewrite_term
-from quorem.engine.ruleset import (
+from quorem.evaluate import count_divmod, evaluate
+from quorem.indexing.compare import decide_empty, decide_equal
+from quorem.indexing.map import IndexingMap, IndexingMapError, Variable, internal_names
+from quorem.indexing.mapsyntax import print_map
+from quorem.ops import Op, Semantics
+from quorem.rewrite import rewrite_term
+from quorem.ruleset import (
     RuleSet,
     constraint_ruleset,
     constraint_ruleset_for,
     default_ruleset,
 )
-from quorem.engine.term import Term, compare, const, div, linear, mod, product, var
-from quorem.engine.walk import free_names, replace_subterms, substitute
+from quorem.term import Term, compare, const, div, linear, mod, product, var
+from quorem.walk import free_names, replace_subterms, substitute
 
 __all__ = ["crt", "maps_equal", "rescale_symbols", "simplify_map"]
 
@@ -799,7 +799,7 @@ def maps_equal(a: IndexingMap, b: IndexingMap, *, timeout: float = 10.0) -> bool
     variables correspond by position (dims, range and runtime variables). Decided by
     simplification when the simplified maps print equal; failing that by Z3 (needs the
     ``verify`` extra) or, without Z3, by enumerating a domain of at most 2**20 points.
-    Raises :class:`~quorem.engine.indexing.map.IndexingMapError` when undecided.
+    Raises :class:`~quorem.indexing.map.IndexingMapError` when undecided.
     """
     if (a.n_dims, a.n_results) != (b.n_dims, b.n_results):
         return False

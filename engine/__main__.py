@@ -1,0 +1,5 @@
+"""``python -m quorem``: the command-line tool."""
+
+from quorem.cli.main import main
+
+raise SystemExit(main())

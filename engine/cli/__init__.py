@@ -1,0 +1,1 @@
+"""The ``quorem`` command line: one module per command, dispatched by :mod:`quorem.cli.main`."""

@@ -1,0 +1,187 @@
+"""``quorem coverage CORPUS.jsonl ...``: where the rules fire over corpora, and what is left.
+
+The corpora are in the batch format of ``quorem simplify --batch`` (one JSON object per
+line with ``expr``, optional ``id``, ``vars``, ``semantics`` and ``given``; other fields
+are ignored). The analysis is :func:`quorem.coverage.collect.coverage`, the reports
+:mod:`quorem.coverage.render`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, Final, TextIO
+
+from quorem.cli.args import non_negative, positive
+from quorem.cli.rules_options import add_rules_options
+from quorem.coverage.collect import Case, coverage
+from quorem.coverage.render import to_html, to_json, to_text
+from quorem.errors import QuoremError
+from quorem.ops import Semantics
+from quorem.ruleset import RuleSet, default_ruleset
+
+__all__ = ["CoverageUsageError", "add_coverage_parser", "run_coverage"]
+
+EXIT_OK: Final = 0
+EXIT_LINE_ERRORS: Final = 1
+_TITLE_CORPORA: Final = 3  # corpora named in the HTML title; more are counted
+
+_EPILOG: Final = """\
+Each case is simplified as 'quorem simplify --batch' would. The report gives, answer
+first: per rule that fired its applications (they sum to the batch run's steps), the
+cases it fired in, the // and % its steps removed and its first application; the
+divisions left in the results grouped by shape (literals shown as C, variables renamed
+a, b, ...); the rules shadowed (they matched a term an earlier rule always took first);
+and how many rules never fired (--never-fired lists them; --json and --html have all).
+
+exit status:
+  0  every line of the corpora was simplified
+  1  some lines could not be read or simplified (each reported on stderr)
+  2  usage or input error (unreadable corpus, bad rules file)
+"""
+
+
+class CoverageUsageError(QuoremError):
+    """A bad argument or an unreadable input of ``quorem coverage`` (exit status 2)."""
+
+
+def add_coverage_parser(subs: Any) -> None:
+    """Register ``quorem coverage`` on a subparsers object (handler :func:`run_coverage`)."""
+    p = subs.add_parser(
+        "coverage",
+        help="where each rule fires over JSON-lines corpora, and the divisions left",
+        description="Simplify every line of the corpora (batch format, as 'quorem "
+        "simplify --batch' reads) and report, per rule, where it fired and what it removed.",
+        epilog=_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument(
+        "corpus", nargs="+", metavar="CORPUS.jsonl", help="a corpus file ('-' for stdin)"
+    )
+    add_rules_options(p)
+    p.add_argument(
+        "--semantics",
+        choices=[s.value for s in Semantics],
+        default=Semantics.FLOOR.value,
+        help="meaning of // and %% for lines without a 'semantics' field (default floor)",
+    )
+    p.add_argument(
+        "--max-steps",
+        type=non_negative,
+        default=None,
+        metavar="N",
+        help="rule application budget per line (default: as quorem simplify)",
+    )
+    p.add_argument(
+        "--jobs",
+        type=positive,
+        default=1,
+        metavar="N",
+        help="simplify the cases in N worker processes (default 1: in this process); "
+        "the report is the same",
+    )
+    p.add_argument(
+        "--never-fired",
+        action="store_true",
+        help="also list the rules that never fired (the text report counts them)",
+    )
+    p.add_argument(
+        "--json",
+        action="store_true",
+        help="write the report as one JSON object (every rule, the fired ones first)",
+    )
+    p.add_argument(
+        "--html", metavar="FILE", help="also write the report as a self-contained HTML page"
+    )
+    p.set_defaults(handler=run_coverage)
+
+
+def ruleset_of(rule_files: list[str], only: bool, allow_unproven: bool = False) -> RuleSet:
+    """The files' rules followed by the shipped ones (only the files' with ``only``).
+
+    Unproven rules are refused where used, unless ``allow_unproven`` (see
+    :class:`~quorem.ruleset.RuleSet`).
+
+    Raises :class:`~quorem.errors.RuleError` (``file:line:col``) for a bad file.
+    """
+    if only and not rule_files:
+        raise CoverageUsageError("--only-rules needs at least one --rules FILE")
+    if not rule_files:
+        return default_ruleset()
+    return RuleSet.from_files(rule_files, with_shipped=not only, allow_unproven=allow_unproven)
+
+
+def read_cases(
+    sources: list[str], default: Semantics, err: TextIO, command: str = "quorem coverage"
+) -> tuple[list[Case], int]:
+    """The cases of every corpus, and how many lines could not be read.
+
+    Each line not read is reported on ``err`` as ``COMMAND: FILE:LINE: why``.
+    """
+    from quorem.cli.main import LineError, _decode, _job_of, _lines  # noqa: PLC0415  (cycle)
+
+    cases: list[Case] = []
+    bad = 0
+    for source in sources:
+        for lineno, text in _stream_lines(source, _lines):
+            where = f"{source}:{lineno}"
+            if text is None:
+                err.write(f"{command}: {where}: not valid UTF-8\n")
+                bad += 1
+                continue
+            if not text.strip():
+                continue
+            try:
+                job = _job_of(_decode(text), default)
+            except LineError as exc:
+                err.write(f"{command}: {where}: {exc}\n")
+                bad += 1
+                continue
+            cases.append(Case(job.id or where, job.term, job.semantics, job.given))
+    return cases, bad
+
+
+def _stream_lines(source: str, lines: Any) -> Iterator[tuple[int, str | None]]:
+    if source == "-":
+        stdin = sys.stdin
+        yield from lines(getattr(stdin, "buffer", stdin))
+        return
+    try:
+        stream = open(source, "rb")  # noqa: SIM115  (only open errors are input errors)
+    except OSError as exc:
+        raise CoverageUsageError(f"cannot read {source}: {exc.strerror or exc}") from None
+    with stream:
+        yield from lines(stream)
+
+
+def run_coverage(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    """``quorem coverage``: report on ``out`` (text, or JSON with ``--json``).
+
+    Returns 0, or 1 when some corpus lines could not be read or simplified (each is
+    reported on ``err``). Raises :class:`CoverageUsageError` or a rules file's
+    :class:`~quorem.errors.RuleError` for usage and input errors (status 2).
+    """
+    ruleset = ruleset_of(args.rules, args.only_rules, args.allow_unproven)
+    if args.corpus.count("-") > 1:
+        raise CoverageUsageError("standard input ('-') can be read once")
+    cases, bad = read_cases(args.corpus, Semantics(args.semantics), err)
+    report = coverage(cases, ruleset, max_steps=args.max_steps, jobs=args.jobs)
+    if args.html is not None:
+        names = [Path(c).name for c in args.corpus]
+        title = "quorem coverage: " + (
+            ", ".join(names) if len(names) <= _TITLE_CORPORA else f"{len(names)} corpora"
+        )
+        try:
+            Path(args.html).write_text(to_html(report, title), encoding="utf-8")
+        except OSError as exc:
+            raise CoverageUsageError(f"cannot write {args.html}: {exc.strerror or exc}") from None
+    for label, why in report.failed:
+        err.write(f"quorem coverage: {label}: internal error, please report it: {why}\n")
+    if args.json:
+        out.write(json.dumps(to_json(report), indent=1) + "\n")
+    else:
+        out.write(to_text(report, never_fired=args.never_fired))
+    return EXIT_LINE_ERRORS if bad or report.failed else EXIT_OK

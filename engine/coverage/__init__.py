@@ -1,0 +1,1 @@
+"""Where rules fire over a corpus: collection and the HTML/text report."""

@@ -1,0 +1,1 @@
+"""XLA HLO text: parsing, layouts, and each instruction's indexing maps."""
