@@ -81,12 +81,13 @@ def _source_tree() -> ModuleType:
 def _generate(build_lib: Path) -> Path:
     """Write the generated dispatcher module into ``build_lib``; its path."""
     # Only importable once _source_tree has mapped the packages.
-    from quorem.compiler.prebuilt import main  # type: ignore[import-not-found]  # noqa: PLC0415
+    from quorem.compiler.prebuilt import write_module  # type: ignore[import-not-found]  # noqa: PLC0415
+    from quorem.ruleset import constraint_ruleset, default_ruleset  # type: ignore[import-not-found]  # noqa: PLC0415
 
     folder = build_lib / GENERATED.parent
     folder.mkdir(parents=True, exist_ok=True)
-    main([str(folder)])
-    return build_lib / GENERATED
+    path: Path = write_module([default_ruleset(), constraint_ruleset()], folder)
+    return path
 
 
 def _source_of(module: str) -> Path:

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Final
+from typing import TYPE_CHECKING, Final, TypeAlias
 
 from quorem.ops import QUOTIENT_OPS, SEMANTICS_OF, Op, Semantics
-from quorem.term import Term
+
+if TYPE_CHECKING:  # terms are read, never built, here: term.py prints with this module
+    from quorem.term import Term
 
 __all__ = ["brief", "int_text", "to_text"]
 
@@ -79,7 +81,7 @@ def _prec(t: Term, semantics: Semantics) -> int:
     return _CMP
 
 
-Item = str | tuple[Term, int]
+Item: TypeAlias = "str | tuple[Term, int]"
 
 
 def to_text(term: Term, semantics: Semantics = Semantics.FLOOR, limit: int | None = None) -> str:

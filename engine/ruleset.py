@@ -13,10 +13,10 @@ from quorem.compiler.dispatch import (
     Dispatch,
     DispatchEntry,
     RuleCode,
-    compile_dispatch,
     compile_rule,
     sum_needs,
 )
+from quorem.compiler.prebuilt import dispatcher
 from quorem.errors import RuleError, UnprovenRule, UnprovenRuleError
 from quorem.interpret import Undetermined, evaluate_expr, evaluate_to_term
 from quorem.matcher import Bindings, match
@@ -255,7 +255,8 @@ class _Dispatchers(dict[Op, Dispatch | None]):
 
     def _compile(self, op: Op) -> Dispatch | None:
         entries = dispatch_entries(self.by_op[op])
-        dispatch = compile_dispatch(op, entries) if entries else None
+        # The build's generated dispatcher when it has this one (quorem.compiler.prebuilt).
+        dispatch = dispatcher(op, entries) if entries else None
         self[op] = dispatch
         return dispatch
 

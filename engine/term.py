@@ -59,12 +59,13 @@ import operator
 import threading
 import weakref
 from _weakref import _remove_dead_weakref  # type: ignore[attr-defined]
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any, Final, NoReturn
 
 from quorem import interval as iv
 from quorem.errors import DivisionByZeroError, TermError, VariableClashError
 from quorem.ops import DIV_OF, MOD_OF, Op, Semantics
+from quorem.printer import brief, int_text, to_text
 from quorem.syntax import RESERVED
 
 __all__ = [
@@ -88,6 +89,7 @@ __all__ = [
     "minimum",
     "mod",
     "mul",
+    "nodes",
     "product",
     "sum_of",
     "var",
@@ -198,8 +200,6 @@ class Term:
         raise TypeError("a quorem term has no truth value; use `is` to compare terms")
 
     def __str__(self) -> str:
-        from quorem.printer import to_text  # noqa: PLC0415  (printer imports term)
-
         return to_text(self)
 
     def __repr__(self) -> str:
@@ -562,8 +562,6 @@ def check_one_name(term: Term) -> None:
     clashing = frozenset(_CLASHING)  # (one C-level copy: atomic)
     if not clashing:
         return
-    from quorem.walk import nodes  # noqa: PLC0415  (walk imports term)
-
     first: dict[str, tuple[str, int | None, int | None]] = {}
     for t in nodes(term):
         if t.op is _VAR:
@@ -680,8 +678,6 @@ def var(name: str, lo: int | None = None, hi: int | None = None) -> Term:
             kind = type(side).__name__
             raise TermError(f"bound of variable {name} is not an int or None: {kind}")
     if lo is not None and hi is not None and lo > hi:
-        from quorem.printer import int_text  # noqa: PLC0415  (printer imports term)
-
         raise TermError(f"variable {name} has an empty range [{int_text(lo)}, {int_text(hi)}]")
     if lo is not None and lo == hi and not _POINT_VARIABLES:
         _POINT_VARIABLES.append(True)
@@ -869,8 +865,6 @@ def product(factors: Sequence[Term]) -> Term:
 
 
 def _zero_divisor(a: Term, op_text: str) -> NoReturn:
-    from quorem.printer import brief  # noqa: PLC0415  (printer imports term)
-
     raise DivisionByZeroError(f"division by zero in ({brief(a)}) {op_text} 0")
 
 
@@ -1331,3 +1325,16 @@ def _unpickle(nodes: list[_Node]) -> Term:
             t = _make_binary(op, *args)
         built.append(t)
     return built[-1]
+
+
+def nodes(term: Term) -> Iterator[Term]:
+    """Every distinct node of ``term`` once (in no promised order); any depth."""
+    seen: set[Term] = set()
+    stack = [term]
+    while stack:
+        t = stack.pop()
+        if t in seen:
+            continue
+        seen.add(t)
+        yield t
+        stack.extend(t.args)

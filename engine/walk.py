@@ -7,11 +7,11 @@ renames them), so its terms are rebuilt with :func:`substitute`.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 
 from quorem.errors import TermError
 from quorem.ops import Op
-from quorem.term import Term, const, rebuild, var
+from quorem.term import Term, const, nodes, rebuild, var
 
 __all__ = [
     "free_names",
@@ -67,19 +67,6 @@ def _rebuild(term: Term, memo: dict[Term, Term], replacements: Mapping[str, Term
         same = all(a is b for a, b in zip(args, t.args, strict=True))
         memo[t] = t if same else rebuild(t, args)
     return memo[term]
-
-
-def nodes(term: Term) -> Iterator[Term]:
-    """Every distinct node of ``term`` once (in no promised order); any depth."""
-    seen: set[Term] = set()
-    stack = [term]
-    while stack:
-        t = stack.pop()
-        if t in seen:
-            continue
-        seen.add(t)
-        yield t
-        stack.extend(t.args)
 
 
 def postorder(term: Term) -> list[Term]:

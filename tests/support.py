@@ -8,6 +8,8 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
+from hypothesis import settings
+
 import quorem
 from quorem.rule import Pattern, POp
 
@@ -85,3 +87,21 @@ def rewritten(text: str, semantics: str, bounds: Mapping[str, tuple[int, int]]) 
 def normal(text: str, semantics: str, bounds: Mapping[str, tuple[int, int]]) -> quorem.Term:
     """The simplified form of ``text``: what an expected result is compared with."""
     return quorem.simplify(quorem.parse(text, bounds, semantics))
+
+
+def examples(budget: int) -> int:
+    """A property test's example count under the active Hypothesis profile (tests/conftest.py).
+
+    ``budget`` is the test's full budget, which the ``ci`` profile runs; the default
+    ``fast`` profile runs at most 20 of them (derandomized), ``thorough`` ten times as many.
+    """
+    profile = settings.default.max_examples
+    if profile <= FAST_EXAMPLES:
+        return min(budget, FAST_EXAMPLES)
+    if profile >= THOROUGH_EXAMPLES:
+        return budget * 10
+    return budget
+
+
+FAST_EXAMPLES = 20  # the fast profile's max_examples (tests/conftest.py)
+THOROUGH_EXAMPLES = 1000  # the thorough profile's

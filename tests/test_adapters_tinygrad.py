@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from support import examples
 
 import quorem
 from quorem.ops import Op
@@ -96,7 +97,9 @@ def _expressions() -> st.SearchStrategy[UOp]:
     return st.recursive(leaf, extend, max_leaves=8)
 
 
-_SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+_SETTINGS = settings(
+    max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
 
 
 @_SETTINGS

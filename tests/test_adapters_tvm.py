@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from support import examples
 
 import quorem
 from quorem.arith import floordiv, floormod, truncdiv, truncmod
@@ -119,7 +120,9 @@ def _point() -> st.SearchStrategy[dict[str, int]]:
     return st.fixed_dictionaries({k: st.integers(lo, hi) for k, (lo, hi) in BOUNDS.items()})
 
 
-_SETTINGS = settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+_SETTINGS = settings(
+    max_examples=examples(120), deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
 
 
 @_SETTINGS

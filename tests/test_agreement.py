@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
+from support import examples
 
 z3 = pytest.importorskip("z3")
 
@@ -85,7 +86,7 @@ def _pin(enc: Any, rule: Rule, env: dict[str, Any], point: dict[str, int]) -> li
 
 
 @settings(
-    max_examples=400,
+    max_examples=examples(400),
     deadline=None,
     suppress_health_check=[HealthCheck.filter_too_much, HealthCheck.too_slow],
 )

@@ -17,12 +17,12 @@ from typing import Any
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from strategies import bounds, expressions
 
 import quorem
 from quorem.cli.main import parse_var
 from quorem.ops import Op, Semantics
 from quorem.walk import free_names
-from strategies import bounds, expressions
 
 X = quorem.parse("x", {"x": (0, 9)})
 

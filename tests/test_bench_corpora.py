@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from support import assert_equivalent
+from support import assert_equivalent, examples
 
 import quorem
 from benchmarks import corpora, ideal
@@ -118,7 +118,7 @@ def affine_at(term: quorem.Term, bounds: Bounds, env: dict[str, int]) -> bool:
     return quorem.evaluate(term, env) == want
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=examples(25), deadline=None)
 @given(st.data())
 def test_ladder_sum_is_affine_at_any_point(data: st.DataObject) -> None:
     """ideal_ops 0 by construction: the value is the unit-step interpolation anywhere."""

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from support import examples
 
 import quorem
 from benchmarks import ideal
@@ -48,7 +49,7 @@ def quasi_affine(draw: st.DrawFn, depth: int = 3) -> str:
     return f"({left}{kind}{draw(st.sampled_from((-3, 2, 3, 4, 6)))})"
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(
     quasi_affine(),
     st.sampled_from(("floor", "trunc")),
@@ -67,7 +68,7 @@ def test_lower_bound_never_exceeds_an_expressions_own_count(
     assert ideal.lower_bound(table, semantics) <= quorem.count_divmod(term)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(
     st.integers(-5, 5),
     st.integers(-5, 5),

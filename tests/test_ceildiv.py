@@ -14,7 +14,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from strategies import Case, points, random_cases
-from support import assert_equivalent, assert_simplified_keeps_value
+from support import assert_equivalent, assert_simplified_keeps_value, examples
 
 import quorem
 import quorem.rules
@@ -190,7 +190,7 @@ def _file() -> Path:
     return Path(quorem.rules.__file__).parent / "58-ceildiv.rules"
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(random_cases(max_depth=3), st.data())
 def test_simplifying_random_ceildiv_expressions_keeps_their_value(
     case: Case, data: st.DataObject

@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from support import examples
 
 import quorem
 import quorem.rules
@@ -218,7 +219,7 @@ def comparisons(draw: st.DrawFn) -> str:
     return f"{lhs} {op} {k}" if draw(st.booleans()) else f"{k} {op} {lhs}"
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(comparisons(), st.sampled_from(["floor", "trunc"]), st.integers(-8, 4), st.integers(-8, 4))
 def test_simplify_keeps_value(text: str, semantics: str, lo_x: int, lo_y: int) -> None:
     bounds = {"x": (lo_x, lo_x + 4), "y": (lo_y, lo_y + 3)}
@@ -293,7 +294,7 @@ def two_sided(draw: st.DrawFn) -> str:
     return f"{left} {op} {right}" if draw(st.booleans()) else f"{right} {op} {left}"
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(two_sided(), st.sampled_from(["floor", "trunc"]))
 def test_two_sided_keeps_value(text: str, semantics: str) -> None:
     box = {"x": (-5, 5), "y": (-5, 5), "z": (-3, 3)}

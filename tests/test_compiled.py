@@ -19,7 +19,7 @@ import pytest
 import strategies
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from support import SEED_CASES, has_junction
+from support import SEED_CASES, examples, has_junction
 
 import quorem
 from quorem.batch import one_at_a_time
@@ -32,7 +32,7 @@ from quorem.term import Term, rebuild
 from quorem.walk import pin_point_variables
 
 SETTINGS = settings(
-    max_examples=150,
+    max_examples=examples(150),
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )

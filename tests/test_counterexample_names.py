@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from support import examples
 
 from quorem.ops import Semantics
 from quorem.rulefile import parse_rules
@@ -48,7 +49,7 @@ def _rule(name: str, sem: Semantics) -> object:
 _SPLIT = re.compile(r"\bx_[12]\b")
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(
     st.sampled_from(sorted(RULES)),
     st.sampled_from([Semantics.FLOOR, Semantics.TRUNC]),

@@ -20,6 +20,8 @@ from strategies import points, random_cases, tensor_cases
 
 pytest.importorskip("z3")
 
+from support import examples
+
 import quorem
 from quorem.cli.coverage import read_cases
 from quorem.coverage.collect import Case
@@ -121,7 +123,7 @@ def test_discovery_recovers_a_removed_family(found: Discovery) -> None:
     assert ops == found.ops_after and not looping
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(case=st.one_of(tensor_cases(), random_cases()), data=st.data())
 def test_discovered_rules_keep_every_value(
     with_discovered: RuleSet, case: StrategyCase, data: st.DataObject

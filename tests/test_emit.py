@@ -12,6 +12,7 @@ import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 from strategies import Case, points, random_cases
+from support import examples
 
 import quorem
 from quorem.emit import (
@@ -87,7 +88,7 @@ def test_int32_min_divided_by_minus_one_needs_64_bits() -> None:
 
 
 # ------------------------------------------------------------------ lowering
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(300), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(random_cases(), st.data())
 def test_lowering_keeps_the_value_and_leaves_one_semantics(case: Case, data: st.DataObject) -> None:
     for target in Semantics:
@@ -280,7 +281,7 @@ def _compiled_cases(
 # One example compiles 30 functions: shrinking would recompile thousands of times, so
 # a failure is reported as drawn (the compiler's or UBSan's message names the case).
 @settings(
-    max_examples=6,
+    max_examples=examples(6),
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow],
     phases=[Phase.explicit, Phase.reuse, Phase.generate],
@@ -438,7 +439,7 @@ def _python_function(tmp: Path, source: str) -> Any:
     return module.quorem_index
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(random_cases(allow_unbounded=True), st.data())
 def test_emitted_python_computes_the_term(
     tmp_path_factory: pytest.TempPathFactory, case: Case, data: st.DataObject

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
+from support import examples
 from test_emit import _compiled_cases, _run_c, needs_cc
 
 import quorem
@@ -254,7 +255,7 @@ def _limit_cases(draw: st.DrawFn) -> tuple[Term, Box, list[dict[str, int]]]:
 # One example compiles 40 functions in one C file: shrinking would recompile hundreds of
 # times, so a failure is reported as drawn (UBSan's message names the function).
 @settings(
-    max_examples=5,
+    max_examples=examples(5),
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
     phases=[Phase.explicit, Phase.reuse, Phase.generate],

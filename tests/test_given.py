@@ -13,6 +13,7 @@ import json
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from support import examples
 
 import quorem
 from quorem.cli.main import main
@@ -133,7 +134,7 @@ def index_term(draw: st.DrawFn) -> str:
     )
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(
     index_term(),
     st.lists(linear_condition(), min_size=1, max_size=3),
@@ -154,7 +155,8 @@ def test_equal_wherever_the_conditions_hold(
 def test_map_results_simplified_under_the_constraints() -> None:
     """The indexing-map simplifier narrows variables by its linear constraints too."""
     from quorem.indexing.mapsyntax import parse_map, print_map
-    from quorem.indexing.simplify import maps_equal, simplify_map
+    from quorem.indexing.simplify import simplify_map
+    from quorem.verify.maps import maps_equal
 
     m = parse_map(
         "(d0, d1) -> (d0 floordiv 8, d0 mod 8), "

@@ -29,6 +29,7 @@ from pathlib import Path
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from support import examples
 
 from quorem.cli.hlo import add_hlo_parser
 from quorem.errors import QuoremError
@@ -211,7 +212,7 @@ def analyse(text: str) -> Module | None:
     return module
 
 
-@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(400), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.data())
 def test_mutated_seeds_give_hlo_errors_or_maps(data: st.DataObject) -> None:
     text = data.draw(st.sampled_from(seeds()), label="seed")

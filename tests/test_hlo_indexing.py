@@ -15,6 +15,7 @@ from collections.abc import Iterator, Sequence
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from support import examples
 
 from quorem.evaluate import count_divmod, evaluate
 from quorem.hlo.indexing import (
@@ -1076,7 +1077,9 @@ def unravel(lin: int, dims: Sequence[int]) -> Index:
     return tuple(reversed(out))
 
 
-PROPS = settings(max_examples=50, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+PROPS = settings(
+    max_examples=examples(50), deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
 dims_st = st.lists(st.integers(1, 4), min_size=1, max_size=3)
 
 

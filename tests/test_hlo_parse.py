@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from support import examples
 
 from quorem.errors import QuoremError
 from quorem.hlo.indexing import input_to_output, output_to_input
@@ -196,7 +197,7 @@ _PIECES = [
 ]  # fmt: skip
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(st.lists(st.sampled_from(_PIECES), max_size=40))
 def test_random_text_gives_hlo_errors_never_tracebacks(pieces: list[str]) -> None:
     text = " ".join(pieces)
@@ -213,7 +214,7 @@ def test_random_text_gives_hlo_errors_never_tracebacks(pieces: list[str]) -> Non
         pass
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(
     st.sampled_from(
         [

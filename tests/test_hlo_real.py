@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from support import examples
 
 from quorem.cli.hlo import add_hlo_parser
 from quorem.evaluate import evaluate
@@ -266,7 +267,7 @@ def _tiled_shapes(draw: st.DrawFn) -> Shape:
     return Shape("f32", dims, layout, None, tuple(tiles))
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(_tiled_shapes())
 def test_tiled_physical_index_is_xla_s_tiling(shape: Shape) -> None:
     to_physical = logical_to_physical(shape)

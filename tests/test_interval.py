@@ -16,6 +16,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from strategies import intervals, point_values
+from support import examples
 
 from quorem import arith
 from quorem import interval as iv
@@ -223,7 +224,7 @@ def test_term_ranges_of_max_min_and_comparisons() -> None:
             assert (t.vmin, t.vmax) == (min(values), max(values)), (t, a, b)
 
 
-@settings(max_examples=250, deadline=None)
+@settings(max_examples=examples(250), deadline=None)
 @given(st.sampled_from(sorted(ALL_OPS)), intervals(), intervals(), st.data())
 def test_binary_range_is_sound_for_big_values(
     name: str, a: Range, b: Range, data: st.DataObject
@@ -239,7 +240,7 @@ def test_binary_range_is_sound_for_big_values(
         assert _contains(got, f(x, y)), (name, a, b, got, x, y)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(
     st.lists(st.tuples(st.integers(-(2**40), 2**40), intervals()), max_size=4),
     st.integers(-(2**64), 2**64),
@@ -256,7 +257,7 @@ def test_add_range_is_sound_for_big_values(
         assert _contains(got, value), (terms, k, got, xs)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(
     st.integers(-(2**64), 2**64),
     st.integers(-(2**64), 2**64),

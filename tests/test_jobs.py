@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from support import REPO
+from support import REPO, examples
 
 import quorem.jobs as jobs_module
 from quorem.cli.coverage import read_cases
@@ -211,7 +211,7 @@ def sample_cases(sample: Path) -> list[Case]:
     return cases
 
 
-@settings(max_examples=15, deadline=None)
+@settings(max_examples=examples(15), deadline=None)
 @given(data=st.data())
 def test_tallies_of_consecutive_chunks_add_up_to_one_run(
     sample_cases: list[Case], data: st.DataObject

@@ -17,6 +17,8 @@ import itertools
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from strategies import expressions
+from support import examples
 
 import quorem
 from benchmarks.ladders import SHAPES
@@ -30,10 +32,9 @@ from quorem.rewrite import StopReason, rewrite
 from quorem.ruleset import RuleSet, default_ruleset
 from quorem.term import Term, compare, conjunction, const, disjunction, linear, var
 from quorem.walk import nodes
-from strategies import expressions
 
 SETTINGS = settings(
-    max_examples=60,
+    max_examples=examples(60),
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )

@@ -13,6 +13,7 @@ import math
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from support import examples
 
 import quorem
 from benchmarks.layouts import affine_form, flat, loop_vars, reshape_chain, tiled, unflat
@@ -55,7 +56,7 @@ def shapes_of(draw: st.DrawFn, size: int | None = None) -> tuple[int, ...]:
     return tuple(dims)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(st.data())
 def test_reshape_round_trip_is_the_identity(data: st.DataObject) -> None:
     """A -> B -> A reshapes give back each loop variable: no division left."""
@@ -68,7 +69,7 @@ def test_reshape_round_trip_is_the_identity(data: st.DataObject) -> None:
         assert got is quorem.parse(name, bounds), f"{ix} => {got}"
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(st.data())
 def test_reshape_then_flatten_is_the_flat_index(data: st.DataObject) -> None:
     """Unflattening into B and flattening B again is the flat index of A."""
@@ -79,7 +80,7 @@ def test_reshape_then_flatten_is_the_flat_index(data: st.DataObject) -> None:
     assert got is quorem.parse(flat(names, a), bounds)
 
 
-@settings(max_examples=80, deadline=None)
+@settings(max_examples=examples(80), deadline=None)
 @given(st.data())
 def test_reshape_chains_lose_every_division_they_can(data: st.DataObject) -> None:
     """Every index of a chain A -> B -> C: zero // and % wherever it is affine."""
@@ -91,7 +92,7 @@ def test_reshape_chains_lose_every_division_they_can(data: st.DataObject) -> Non
         check(ix, bounds)
 
 
-@settings(max_examples=80, deadline=None)
+@settings(max_examples=examples(80), deadline=None)
 @given(st.data())
 def test_tiled_loops_lose_every_division_they_can(data: st.DataObject) -> None:
     """A loop split into nested tiles, indexed into a shape: zero // and % where affine."""

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from support import assert_simplified_keeps_value
+from support import assert_simplified_keeps_value, examples
 
 import quorem
 from quorem.context import narrow
@@ -211,13 +211,13 @@ def _points(bounds: dict[str, tuple[int, int]]) -> Sequence[dict[str, int]]:
 SMALL_POINTS = _points(SMALL)
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(masks(), st.sampled_from(["floor", "trunc"]))
 def test_simplified_masks_keep_their_value(text: str, semantics: str) -> None:
     assert_simplified_keeps_value(text, SMALL, semantics)
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(st.lists(comparisons(), min_size=1, max_size=3), st.sampled_from(["floor", "trunc"]))
 def test_narrowed_bounds_contain_every_point_where_the_conditions_hold(
     texts: list[str], semantics: str
@@ -251,7 +251,7 @@ def test_equations_print_and_parse_back(text: str) -> None:
     assert quorem.parse(quorem.to_text(term), bounds) is term
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(comparisons(), comparisons())
 def test_equation_is_one_term_in_either_orientation(left: str, right: str) -> None:
     a = quorem.parse(left.rsplit(" ", 2)[0], SMALL)
@@ -303,7 +303,7 @@ def bands(draw: st.DrawFn) -> str:
     return f" {draw(st.sampled_from(['and', 'and', 'or']))} ".join(f"({c})" for c in order)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(bands(), st.sampled_from(["floor", "trunc"]))
 def test_simplified_bands_keep_their_value(text: str, semantics: str) -> None:
     assert_simplified_keeps_value(text, SMALL, semantics)

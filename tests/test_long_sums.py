@@ -16,6 +16,7 @@ import random
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from support import examples
 
 import quorem
 from quorem import Semantics
@@ -28,7 +29,7 @@ from quorem.ruleset import RuleSet, default_ruleset
 from quorem.term import Term, linear, var
 
 SETTINGS = settings(
-    max_examples=40,
+    max_examples=examples(40),
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )

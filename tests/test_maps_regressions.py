@@ -18,6 +18,7 @@ from indexing_support import (
     small_maps,
     tricky_named_maps,
 )
+from support import examples
 
 from quorem.cli.main import main
 from quorem.cli.map import map_record
@@ -35,7 +36,9 @@ from quorem.indexing.map import internal_names
 from quorem.indexing.simplify import maps_equal, simplify_map
 from quorem.term import var
 
-PROPERTY = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+PROPERTY = settings(
+    max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
 
 
 def simplified(text: str) -> str:

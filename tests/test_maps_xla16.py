@@ -10,15 +10,19 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from indexing_support import image
+from support import examples
 
 from quorem.cli.main import main
 from quorem.hlo.ops import reshape_map
 from quorem.indexing import IndexingMap, parse_map, print_map
 from quorem.indexing.compose import compose
-from quorem.indexing.simplify import crt, maps_equal, simplify_map
+from quorem.indexing.simplify import crt, simplify_map
 from quorem.ops import Op
+from quorem.verify.maps import maps_equal
 
-PROPERTY = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+PROPERTY = settings(
+    max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
 
 
 def simplified(text: str) -> str:
@@ -198,7 +202,7 @@ def test_residues_on_an_expression_merge_too() -> None:
     assert image(out) == image(parse_map(text))
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(st.lists(st.tuples(st.integers(1, 12), st.integers(0, 11)), min_size=1, max_size=4))
 def test_crt_is_exact_over_one_period(classes: list[tuple[int, int]]) -> None:
     # Both sides depend on x only through x mod lcm: one period decides every integer.

@@ -13,7 +13,7 @@ from __future__ import annotations
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from support import assert_simplified_keeps_value
+from support import assert_simplified_keeps_value, examples
 
 import quorem
 
@@ -161,7 +161,7 @@ def shapes(draw: st.DrawFn) -> str:
     return f" {draw(st.sampled_from(['and', 'or']))} ".join(f"({k})" for k in clauses)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(shapes(), st.sampled_from(["floor", "trunc"]))
 def test_simplified_keeps_value(text: str, semantics: str) -> None:
     assert_simplified_keeps_value(text, SMALL, semantics)

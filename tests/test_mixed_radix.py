@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from support import examples
 
 import quorem
 import quorem.rules
@@ -164,7 +165,7 @@ def digit_sums(draw: st.DrawFn) -> str:
     return " + ".join(order)
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(digit_sums(), st.sampled_from(["floor", "trunc"]), st.integers(-40, 20))
 def test_simplify_keeps_value(text: str, semantics: str, lo: int) -> None:
     bounds = {"x": (lo, lo + 40)}

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from support import normal
+from support import examples, normal
 from support import rewritten as simplified
 
 import quorem
@@ -99,7 +99,7 @@ def nestings(draw: st.DrawFn) -> str:
     return f"((a // {b}){y} + {k}) // {c}"
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(nestings(), st.sampled_from(["floor", "trunc"]), st.integers(-30, 10))
 def test_simplify_keeps_value(text: str, semantics: str, lo: int) -> None:
     bounds = {"a": (lo, lo + 20), "y": (0, 4)}

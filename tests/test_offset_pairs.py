@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from support import normal
+from support import examples, normal
 from support import rewritten as simplified
 
 import quorem
@@ -127,7 +127,7 @@ def pairs(draw: st.DrawFn) -> str:
     return f"((s + {c1})//{d})*{w1} + ((s + {c2})//{d})*{w2} + t{e}"
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(pairs(), st.sampled_from(["floor", "trunc"]), st.integers(-60, 30))
 def test_simplify_keeps_value(text: str, semantics: str, lo: int) -> None:
     bounds = {"s": (lo, lo + 30), "t": (0, 2)}

@@ -12,6 +12,7 @@ import gc
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from support import examples
 
 import quorem
 from quorem import TermError
@@ -104,7 +105,7 @@ def test_variable_rebuilt_after_death_is_counted_once() -> None:
 _BOUNDS = st.tuples(st.integers(-5, 5), st.integers(0, 6)).map(lambda p: (p[0], p[0] + p[1]))
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(
     first=_BOUNDS,
     second=_BOUNDS,

@@ -8,6 +8,7 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from strategies import expressions
+from support import examples
 
 import quorem
 from quorem import overflow
@@ -142,7 +143,7 @@ _SHAPES = [
 ]
 
 
-@settings(max_examples=600, deadline=None)
+@settings(max_examples=examples(600), deadline=None)
 @given(
     shape=st.sampled_from(_SHAPES),
     a=_FACTOR,
@@ -273,7 +274,7 @@ def _range(draw: st.DrawFn) -> tuple[int | None, int | None]:
     return (None if draw(st.integers(0, 15)) == 0 else lo, hi)
 
 
-@settings(max_examples=500, deadline=None)
+@settings(max_examples=examples(500), deadline=None)
 @given(st.sampled_from(SHIPPED_TEMPLATES), st.integers(1, 4), st.data())
 def test_the_magnitude_fast_path_answers_as_the_interval_walk(
     template: tuple[Expr, Semantics], n: int, data: st.DataObject
@@ -314,7 +315,7 @@ def _fits_by_definition(t: Term) -> bool:
 _EDGES = st.sampled_from([0, 1, 2**31, 2**61, 2**62, 2**63 - 1, 2**63, 2**64])
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(400), deadline=None)
 @given(
     st.tuples(st.one_of(st.none(), _EDGES), _EDGES),
     st.tuples(st.one_of(st.none(), _EDGES), _EDGES),
@@ -413,7 +414,7 @@ def _boxes_near_the_limit(draw: st.DrawFn) -> dict[str, tuple[int, int]]:
     return box
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(400), deadline=None)
 @given(box=_boxes_near_the_limit(), sem=st.sampled_from(list(Semantics)), data=st.data())
 def test_an_input_that_fits_gives_a_result_that_fits(
     box: dict[str, tuple[int, int]], sem: Semantics, data: st.DataObject

@@ -41,9 +41,7 @@ def _run(code: str, tmp_path: object) -> str:
 
 def test_every_module_imports_from_outside(tmp_path: object) -> None:
     """Each module of engine/, rules/ and verify/ imports under the quorem namespace anywhere."""
-    assert {"quorem.term", "quorem.cli.main", "quorem.verify.prove", "quorem.rules"} <= set(
-        MODULES
-    )
+    assert {"quorem.term", "quorem.cli.main", "quorem.verify.prove", "quorem.rules"} <= set(MODULES)
     code = "import importlib\n" + "".join(f"importlib.import_module({m!r})\n" for m in MODULES)
     _run(code, tmp_path)
 

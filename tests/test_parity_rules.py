@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from support import examples
 
 import quorem
 import quorem.rules
@@ -237,13 +238,13 @@ def class7(draw: st.DrawFn) -> str:
     return f"{a} + {b}"
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(class7(), st.sampled_from(["floor", "trunc"]), st.integers(-12, 6), st.integers(-8, 4))
 def test_simplify_keeps_value(text: str, semantics: str, lo_x: int, lo_y: int) -> None:
     _values_agree(text, semantics, {"x": (lo_x, lo_x + 11), "y": (lo_y, lo_y + 5)})
 
 
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=examples(30), deadline=None)
 @given(st.integers(0, 2**32), st.sampled_from([monotone, rounding, parity]))
 def test_corpus_generators_keep_value(seed: int, family: object) -> None:
     # other draws of the class corpora than the committed seed: new constants and boxes

@@ -19,6 +19,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from strategies import expressions
+from support import examples
 
 import quorem
 import quorem.rules
@@ -238,7 +239,7 @@ def refused(tmp_path_factory: pytest.TempPathFactory) -> RuleSet:
     return RuleSet.from_files([file], with_shipped=True)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(st.data())
 def test_refused_rules_never_change_a_result(refused: RuleSet, data: st.DataObject) -> None:
     """Where a refused rule is not in use, the result is the shipped rules' own."""
@@ -439,7 +440,7 @@ _JSON = st.recursive(
 )
 
 
-@settings(max_examples=80, deadline=None)
+@settings(max_examples=examples(80), deadline=None)
 @given(
     st.one_of(
         st.text(max_size=200),

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import random
 
 import pytest
@@ -21,16 +20,15 @@ from strategies import (
     syntax_cases,
     tensor_cases,
 )
+from support import examples
 
 import quorem
 from quorem import EvaluationError, Semantics, Term, count_divmod, evaluate
 from quorem.printer import to_text
 
-# QUOREM_TEST_SCALE=20 multiplies every example budget, for a thorough (slow) run.
-SCALE = int(os.environ.get("QUOREM_TEST_SCALE", "1"))
 POINTS_PER_CASE = 8
 SETTINGS = settings(
-    max_examples=150 * SCALE,
+    max_examples=examples(150),
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
@@ -88,7 +86,7 @@ def test_simplify_preserves_value(case: Case, data: st.DataObject) -> None:
     _check_equivalent(case, data)
 
 
-@settings(SETTINGS, max_examples=100 * SCALE)
+@settings(SETTINGS, max_examples=examples(100))
 @given(random_cases(allow_unbounded=True), st.data())
 def test_simplify_preserves_value_with_unbounded_variables(case: Case, data: st.DataObject) -> None:
     """simplify(e) equals e at sampled points also when some variables are unbounded."""
@@ -209,7 +207,7 @@ def test_value_ranges_are_sound(case: Case, data: st.DataObject) -> None:
         _check_ranges(simple, env)
 
 
-@settings(SETTINGS, max_examples=60 * SCALE)
+@settings(SETTINGS, max_examples=examples(60))
 @given(st.data())
 def test_simplify_is_independent_of_construction_order(data: st.DataObject) -> None:
     """Simplifying a sum gives the same term whichever order its addends were built in."""
@@ -222,7 +220,7 @@ def test_simplify_is_independent_of_construction_order(data: st.DataObject) -> N
     assert simplify(quorem.sum_of(parts)) is simplify(quorem.sum_of(shuffled))
 
 
-@settings(SETTINGS, max_examples=60 * SCALE)
+@settings(SETTINGS, max_examples=examples(60))
 @given(st.integers(-(2**80), 2**80), point_values(-(2**40), 2**40))
 def test_wide_ranges_and_big_constants_round_trip(k: int, x: int) -> None:
     """Huge constants and ±2**40 bounds print, parse back and evaluate exactly."""

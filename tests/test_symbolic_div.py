@@ -14,7 +14,7 @@ import warnings
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from support import assert_equivalent
+from support import assert_equivalent, examples
 
 import quorem
 from quorem.errors import RuleError
@@ -256,7 +256,7 @@ def _symbolic_divisions(draw: st.DrawFn) -> tuple[Term, Semantics]:
     return (quorem.div(num, u, sem) if is_div else quorem.mod(num, u, sem)), sem
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(_symbolic_divisions())
 def test_symbolic_division_keeps_its_value(case: tuple[Term, Semantics]) -> None:
     term, _ = case

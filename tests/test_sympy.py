@@ -8,6 +8,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from strategies import Case, points, random_cases
+from support import examples
 
 import quorem
 from quorem.errors import EvaluationError
@@ -31,7 +32,7 @@ def _at(expr: Any, point: dict[str, int]) -> int:
     return int(value)
 
 
-@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(120), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(random_cases(max_depth=3, term_divisors=False), st.data())
 def test_to_sympy_and_back_keep_every_value(case: Case, data: st.DataObject) -> None:
     try:

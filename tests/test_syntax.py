@@ -16,6 +16,7 @@ import reference_syntax as ref
 import strategies
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from support import examples
 
 import quorem
 from quorem import syntax
@@ -71,7 +72,7 @@ def _assert_same(text: str, line: int = 1, col: int = 1) -> None:
     assert _tokens(syntax.tokenize, text, line, col) == _tokens(ref.tokenize, text, line, col)
 
 
-@settings(max_examples=600, deadline=None)
+@settings(max_examples=examples(600), deadline=None)
 @given(
     st.lists(st.sampled_from(PIECES), max_size=25),
     st.sampled_from([(1, 1), (3, 7), (10, 1)]),
@@ -82,7 +83,7 @@ def test_token_soup_matches_reference(pieces: list[str], start: tuple[int, int])
     _assert_same(" ".join(pieces), *start)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(strategies.syntax_cases())
 def test_expressions_match_reference(case: strategies.SyntaxCase) -> None:
     _assert_same(case.text)

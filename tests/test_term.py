@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from support import examples
 
 import quorem
 from quorem import EvaluationError, Op, Semantics, TermError, count_divmod, evaluate
@@ -522,7 +523,7 @@ def _factors(draw: st.DrawFn) -> Term:
     )
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(st.lists(_factors(), min_size=2, max_size=5), st.randoms(use_true_random=False))
 def test_a_product_is_one_term_however_it_is_grouped(factors: list[Term], rnd: Any) -> None:
     """Flat, left-nested and shuffled right-nested products of the same factors are one term."""

@@ -7,6 +7,7 @@ import gc
 import strategies
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from support import examples
 
 from quorem.ops import Op
 from quorem.term import (
@@ -23,7 +24,7 @@ from quorem.term import (
     var,
 )
 
-SETTINGS = settings(max_examples=200, deadline=None)
+SETTINGS = settings(max_examples=examples(200), deadline=None)
 BINARY = [
     Op.FLOORDIV,
     Op.FLOORMOD,

@@ -18,6 +18,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from strategies import Case, cases
+from support import examples
 
 from quorem.ops import Op, Semantics
 from quorem.printer import to_text
@@ -50,7 +51,7 @@ def _attributes(t: Term) -> list[tuple[Any, ...]]:
     return [(n.op.value, n.arg, n.vmin, n.vmax, n.fits64, n.h, n.skey) for n in nodes(t)]
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(
     case=cases(allow_unbounded=True),
     k=st.integers(-50, 50),
@@ -125,7 +126,7 @@ def _in_fresh_process(payload: bytes, *, pure: bool) -> Any:
 
 
 @pytest.mark.parametrize("pure", [True, False], ids=["interpreted", "native"])
-@settings(max_examples=3, deadline=None)
+@settings(max_examples=examples(3), deadline=None)
 @given(batch=st.lists(cases(allow_unbounded=True), min_size=1, max_size=25))
 def test_another_process_gets_the_term_it_would_build(batch: list[Case], pure: bool) -> None:
     """Unpickled in a fresh process (interpreted or native engine: the pickle is the

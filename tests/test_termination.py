@@ -11,7 +11,7 @@ z3 = pytest.importorskip("z3")
 
 from hypothesis import HealthCheck, given, settings  # noqa: E402
 from strategies import Case, cases  # noqa: E402
-from support import run_verify  # noqa: E402
+from support import examples, run_verify  # noqa: E402
 
 import quorem  # noqa: E402
 from quorem.cli import verify as cli  # noqa: E402
@@ -230,7 +230,7 @@ def test_symbolic_measure_of_variables() -> None:
     assert len(ms.pattern) == len(ms.rewrite) == len(COMPONENTS)
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=examples(150), deadline=None, suppress_health_check=list(HealthCheck))
 @given(cases())
 def test_every_rewrite_step_decreases_the_concrete_measure(case: Case) -> None:
     """What the prover shows per rule, checked on the engine's actual steps."""

@@ -13,6 +13,7 @@ from collections.abc import Callable
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from support import examples
 
 import quorem
 from quorem import term as tm
@@ -84,7 +85,7 @@ def _build(tree: Tree) -> tm.Term:
     return _BINARY[op](kids[0], kids[1])
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(400), deadline=None)
 @given(TREES, st.booleans())
 def test_chains_build_the_binary_term(tree: Tree, parens: bool) -> None:
     """Text parsed in one go is the term built one binary operation at a time."""

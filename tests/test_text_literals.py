@@ -13,6 +13,7 @@ from collections.abc import Iterator
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from support import examples
 
 import quorem
 from quorem import term as tm
@@ -147,7 +148,7 @@ def test_deep_terms_print_and_parse_back() -> None:
         assert len(brief(t)) < 200
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(st.integers(min_value=-(16**1200), max_value=16**1200), st.integers(0, 3))
 def test_any_constant_round_trips(value: int, shape: int) -> None:
     """Every integer prints as a literal the parser reads back exactly."""

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from support import examples
 
 from quorem.errors import RuleError
 from quorem.ops import Op
@@ -212,7 +213,7 @@ def mutated(draw: st.DrawFn) -> str:
     return text
 
 
-@settings(max_examples=500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(500), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(mutated())
 def test_mutated_rules_files_load_or_raise_rule_error(text: str) -> None:
     """Loading (parsing, checking, compiling every dispatcher) succeeds or is a RuleError."""

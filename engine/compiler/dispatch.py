@@ -200,13 +200,6 @@ def compile_dispatch(op: Op, entries: Sequence[DispatchEntry]) -> Dispatch:
 
 
 def _compile_dispatch(op: Op, entries: Sequence[DispatchEntry]) -> Dispatch:
-    # Built with the package (quorem.compiler.prebuilt): imported, not generated and
-    # compiled again, and compiled to C in a native build.
-    from quorem.compiler.prebuilt import prebuilt_dispatch  # noqa: PLC0415  (import cycle)
-
-    found = prebuilt_dispatch(op, entries)
-    if found is not None:
-        return found
     namespace: dict[str, Any] = dict(RUNTIME)
     for i, entry in enumerate(entries):
         namespace[f"_f{i}"] = entry.fn

@@ -28,23 +28,31 @@ import hashlib
 import importlib
 import os
 import pickle
-import sys
 import threading
 from collections.abc import Sequence
 from pathlib import Path
 from types import ModuleType
 from typing import Any, Final
 
+from quorem.compiler import dispatch as compiled
 from quorem.compiler.cache import engine_digest, key_of
 from quorem.compiler.dispatch import (
     Dispatch,
     DispatchEntry,
+    compile_dispatch,
     dispatch_lines,
 )
 from quorem.compiler.expr import RUNTIME, fits_check, fits_refs
 from quorem.ops import Op
 
-__all__ = ["GENERATED_MODULE", "entries_digest", "generate_source", "prebuilt_dispatch"]
+__all__ = [
+    "GENERATED_MODULE",
+    "dispatcher",
+    "entries_digest",
+    "generate_source",
+    "prebuilt_dispatch",
+    "write_module",
+]
 
 GENERATED_MODULE: Final = "quorem.compiler._prebuilt_dispatch"
 GENERATED_FILE: Final = "_prebuilt_dispatch.py"
@@ -93,8 +101,6 @@ def generate_source(rulesets: Sequence[Any]) -> str:
     :data:`~quorem.compiler.expr.RUNTIME`), so a compiler that resolves names
     ahead of time finds each one defined.
     """
-    from quorem.compiler import dispatch as compiled  # noqa: PLC0415  (its lock serialises compiling)
-
     tables = _dispatch_tables(rulesets)
     functions: list[str] = []
     slots: list[str] = []
@@ -191,16 +197,11 @@ def prebuilt_dispatch(op: Op, entries: Sequence[DispatchEntry]) -> Dispatch | No
         return result
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """Write the generated module for the shipped rule sets (used by ``setup.py``)."""
-    from quorem.ruleset import constraint_ruleset, default_ruleset  # noqa: PLC0415
+def dispatcher(op: Op, entries: Sequence[DispatchEntry]) -> Dispatch:
+    """The dispatcher for ``(op, entries)``: the built one if the build made it, else compiled.
 
-    args = sys.argv[1:] if argv is None else list(argv)
-    folder = Path(args[0]) if args else Path(__file__).resolve().parent
-    path = write_module([default_ruleset(), constraint_ruleset()], folder)
-    print(path)
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())
+    Both try the same rules in the same order with the same results; the built one is
+    imported instead of generated and compiled at run time.
+    """
+    found = prebuilt_dispatch(op, entries)
+    return found if found is not None else compile_dispatch(op, entries)

@@ -1,19 +1,24 @@
 """Deciding that two indexing maps are the same function on the same domain.
 
-With Z3 (the ``verify`` extra) the question is one query: is there a point inside one
-domain and not the other, or inside both where a result differs? Without Z3, a domain
-of at most ``2**20`` points is enumerated. ``None`` means neither could answer.
+A solver given by the caller answers first (the prover's Z3 query,
+:func:`quorem.verify.maps.z3_equal`: the engine itself never imports Z3); failing that, a
+domain of at most ``2**20`` points is enumerated. ``None`` means neither could answer.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from itertools import product
-from typing import Any, Final
+from typing import Final
 
 from quorem.evaluate import evaluate
 from quorem.indexing.map import IndexingMap
 
-__all__ = ["decide_empty", "decide_equal", "in_domain", "points"]
+__all__ = ["MapSolver", "decide_empty", "decide_equal", "differs_at", "in_domain", "points"]
+
+# A decision procedure for two maps named alike: equal (True), not (False), or unknown (None),
+# within a timeout in seconds.
+MapSolver = Callable[[IndexingMap, IndexingMap, float], bool | None]
 
 _MAX_POINTS: Final = 2**20
 
@@ -47,50 +52,8 @@ def points(m: IndexingMap) -> list[dict[str, int]] | None:
     return out
 
 
-def _z3_equal(a: IndexingMap, b: IndexingMap, timeout: float) -> bool | None:
-    try:
-        import z3  # noqa: PLC0415  (optional)
-
-        from quorem.verify.validate import TermTranslator  # noqa: PLC0415
-    except ImportError:
-        return None
-    tr = TermTranslator()
-    defined: list[Any] = []
-
-    def domain(m: IndexingMap) -> Any:
-        if m.known_empty:
-            return z3.BoolVal(False)
-        conds = []
-        for v in m.variables():
-            x = z3.Int(v.name)
-            conds += [x >= v.lo, x <= v.hi]
-        for e, lo, hi in m.constraints:
-            z = tr.translate(e, defined)
-            conds += [z >= lo, z <= hi]
-        return z3.And(*conds)
-
-    da, db = domain(a), domain(b)
-    differ = []
-    if not (a.known_empty or b.known_empty):
-        for ra, rb in zip(a.results, b.results, strict=True):
-            differ.append(tr.translate(ra, defined) != tr.translate(rb, defined))
-    s = z3.Solver()
-    s.set("timeout", int(timeout * 1000))
-    s.add(*tr.axioms)
-    s.add(z3.Or(z3.Xor(da, db), z3.And(da, db, z3.Or(*differ) if differ else z3.BoolVal(False))))
-    verdict = s.check()
-    if verdict == z3.unsat:
-        return True
-    if verdict == z3.sat:
-        # Replayed, so that a wrong encoding can never claim a difference.
-        model = s.model()
-        names = {v.name for v in (*a.variables(), *b.variables())}
-        point = {n: model.eval(z3.Int(n), model_completion=True).as_long() for n in names}
-        return not _differs_at(a, b, point)
-    return None
-
-
-def _differs_at(a: IndexingMap, b: IndexingMap, point: dict[str, int]) -> bool:
+def differs_at(a: IndexingMap, b: IndexingMap, point: dict[str, int]) -> bool:
+    """Whether ``point`` is in one domain only, or in both with a result that differs."""
     ina, inb = in_domain(a, point), in_domain(b, point)
     if ina != inb:
         return True
@@ -101,12 +64,15 @@ def _differs_at(a: IndexingMap, b: IndexingMap, point: dict[str, int]) -> bool:
     )
 
 
-def decide_equal(a: IndexingMap, b: IndexingMap, *, timeout: float = 10.0) -> bool | None:
+def decide_equal(
+    a: IndexingMap, b: IndexingMap, *, timeout: float = 10.0, solver: MapSolver | None = None
+) -> bool | None:
     """Whether maps with the same variable names are equal on their domains (None: unknown).
 
-    Both maps must name their variables alike, position by position.
+    Both maps must name their variables alike, position by position. ``solver`` is asked
+    first; without it, or when it cannot answer, small domains are enumerated.
     """
-    verdict = _z3_equal(a, b, timeout)
+    verdict = None if solver is None else solver(a, b, timeout)
     if verdict is not None:
         return verdict
     pa, pb = points(a), points(b)
@@ -116,9 +82,12 @@ def decide_equal(a: IndexingMap, b: IndexingMap, *, timeout: float = 10.0) -> bo
     keys_b = {tuple(sorted(p.items())) for p in pb}
     if keys_a != keys_b:
         return False
-    return not any(_differs_at(a, b, p) for p in pa)
+    return not any(differs_at(a, b, p) for p in pa)
 
 
-def decide_empty(m: IndexingMap, *, timeout: float = 10.0) -> bool | None:
-    """Whether ``m``'s domain has no point (None: unknown)."""
-    return decide_equal(m, IndexingMap.empty(m.n_dims, m.n_results), timeout=timeout)
+def decide_empty(
+    m: IndexingMap, *, timeout: float = 10.0, solver: MapSolver | None = None
+) -> bool | None:
+    """Whether ``m``'s domain has no point (None: unknown); ``solver`` as for decide_equal."""
+    empty = IndexingMap.empty(m.n_dims, m.n_results)
+    return decide_equal(m, empty, timeout=timeout, solver=solver)

@@ -18,7 +18,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Iterable, Iterator, Sequence
 
-from quorem.errors import QuoremError
+from quorem.indexing.errors import IndexingMapError
 from quorem.ops import Op
 from quorem.term import Term, as_term, var
 from quorem.walk import free_names, substitute
@@ -28,10 +28,6 @@ __all__ = ["IndexingMap", "IndexingMapError", "Variable", "internal_names"]
 # Internal variables start with a letter outside ASCII: an identifier, so a valid term
 # variable, but not a name the map syntax reads (names there are ASCII).
 _INTERNAL_MARK = "\u01c2"  # LATIN LETTER ALVEOLAR CLICK, a letter that prints as a double dagger
-
-
-class IndexingMapError(QuoremError):
-    """A map that is malformed: an unknown variable, an empty interval given as a bound..."""
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -179,7 +175,7 @@ class IndexingMap:
         return len(self.results)
 
     def __str__(self) -> str:
-        from quorem.indexing.mapsyntax import print_map  # noqa: PLC0415  (cycle)
+        from quorem.indexing.mapprint import print_map  # noqa: PLC0415
 
         return print_map(self)
 
@@ -217,7 +213,7 @@ class IndexingMap:
             return dataclasses.replace(self, constraints=kept).with_bounds(narrowed)
         if any(lo > hi for lo, hi in merged.values()):
             return IndexingMap.empty(self.n_dims, self.n_results)
-        from quorem.indexing.mapsyntax import print_expr  # noqa: PLC0415  (cycle)
+        from quorem.indexing.mapprint import print_expr  # noqa: PLC0415
 
         results = tuple(substitute(t, bounded) for t in self.results)
         cons = sorted(

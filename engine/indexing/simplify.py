@@ -53,7 +53,7 @@ from quorem.context import (
     safe_outside,
 )
 from quorem.evaluate import count_divmod, evaluate
-from quorem.indexing.compare import decide_empty, decide_equal
+from quorem.indexing.compare import MapSolver, decide_empty, decide_equal
 from quorem.indexing.map import IndexingMap, IndexingMapError, Variable, internal_names
 from quorem.indexing.mapsyntax import print_map
 from quorem.ops import Op, Semantics
@@ -792,14 +792,16 @@ def _simplified(m: IndexingMap, *, remove_unused: bool, rules: RuleSet | None) -
     return m.normalized()
 
 
-def maps_equal(a: IndexingMap, b: IndexingMap, *, timeout: float = 10.0) -> bool:
+def maps_equal(
+    a: IndexingMap, b: IndexingMap, *, timeout: float = 10.0, solver: MapSolver | None = None
+) -> bool:
     """Whether ``a`` and ``b`` are the same function on the same domain.
 
     Both are first simplified, unused range and runtime variables removed; then their
     variables correspond by position (dims, range and runtime variables). Decided by
-    simplification when the simplified maps print equal; failing that by Z3 (needs the
-    ``verify`` extra) or, without Z3, by enumerating a domain of at most 2**20 points.
-    Raises :class:`~quorem.indexing.map.IndexingMapError` when undecided.
+    simplification when the simplified maps print equal; failing that by ``solver``
+    (:func:`quorem.verify.maps.maps_equal` passes Z3's) or by enumerating a domain of at
+    most 2**20 points. Raises :class:`~quorem.indexing.map.IndexingMapError` when undecided.
     """
     if (a.n_dims, a.n_results) != (b.n_dims, b.n_results):
         return False
@@ -807,7 +809,7 @@ def maps_equal(a: IndexingMap, b: IndexingMap, *, timeout: float = 10.0) -> bool
     if sa.known_empty or sb.known_empty:
         empty: bool | None = True
         if not (sa.known_empty and sb.known_empty):
-            empty = decide_empty(sb if sa.known_empty else sa, timeout=timeout)
+            empty = decide_empty(sb if sa.known_empty else sa, timeout=timeout, solver=solver)
         if empty is None:
             raise IndexingMapError("could not decide whether a map's domain is empty")
         return empty
@@ -816,9 +818,12 @@ def maps_equal(a: IndexingMap, b: IndexingMap, *, timeout: float = 10.0) -> bool
     b_named = _rename_like(sb, sa)
     if print_map(sa) == print_map(b_named):
         return True
-    verdict = decide_equal(sa, b_named, timeout=timeout)
+    verdict = decide_equal(sa, b_named, timeout=timeout, solver=solver)
     if verdict is None:
-        raise IndexingMapError("could not decide whether the maps are equal (install z3-solver)")
+        raise IndexingMapError(
+            "could not decide whether the maps are equal"
+            " (quorem.verify.maps.maps_equal asks Z3; it needs z3-solver)"
+        )
     return verdict
 
 
