@@ -8,7 +8,7 @@ import warnings
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Final, ParamSpec, TypeVar
 
-from quorem import evaluate as _evaluate
+from quorem import evaluation as _evaluate
 from quorem import printer as _printer
 from quorem import term as _term
 from quorem.bounds import BoundsError, bounds_of
@@ -416,14 +416,14 @@ def emit(
 ) -> str:
     """Source of a C, CUDA or Python function ``name(params...)`` computing ``term``.
 
-    See :func:`quorem.emit.emit`: parameters in order (default: the variables,
+    See :func:`quorem.codegen.emit`: parameters in order (default: the variables,
     sorted), ``int64_t`` in C and CUDA with ``int32_t`` inside where every step fits,
     floor division lowered to the target's by proven rules; ``name`` (default
     ``quorem_index``) and the parameters must be identifiers ``lang`` can use, else an
     error names them. Equal to ``term`` at every point of its variables' bounds where
     ``term`` has a value.
     """
-    from quorem.emit import emit as emit_code  # noqa: PLC0415
+    from quorem.codegen import emit as emit_code  # noqa: PLC0415
 
     _require_term("emit", term, more=params is not None)
     return emit_code(term, params, lang, name)

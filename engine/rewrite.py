@@ -22,7 +22,7 @@ from quorem.batch import BATCH_ATOMS, BatchRule, batch_hook, batch_rules
 from quorem.compiler.dispatch import Dispatch
 from quorem.context import in_context, knowledge, restore_variables, safe_outside
 from quorem.errors import DivisionByZeroError, TermError
-from quorem.evaluate import count_divmod
+from quorem.evaluation import count_divmod
 from quorem.junction import (
     ChainRules,
     PairRule,

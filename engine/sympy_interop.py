@@ -21,7 +21,7 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from quorem.arith import BINARY_EVALUATORS
-from quorem.emit.lower import lower
+from quorem.codegen.lower import lower
 from quorem.errors import QuoremError
 from quorem.ops import Op, Semantics
 from quorem.printer import brief

@@ -21,7 +21,7 @@ def image(m: IndexingMap) -> Image:
     """
     pts = points(m)
     assert pts is not None, "domain too large to enumerate"
-    from quorem.evaluate import evaluate
+    from quorem.evaluation import evaluate
 
     out: dict[tuple[int, ...], set[tuple[int, ...]]] = {}
     for p in pts:

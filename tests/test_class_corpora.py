@@ -21,7 +21,7 @@ import pytest
 import quorem
 from benchmarks import corpora
 from benchmarks.classes import class_semantics
-from quorem.evaluate import count_divmod
+from quorem.evaluation import count_divmod
 from quorem.walk import tree_size
 
 COMMITTED = Path(corpora.__file__).resolve().parent / "corpora"

@@ -219,7 +219,7 @@ def test_discover_prints_the_reason(
 def test_the_api_emit_shows_the_params_to_give() -> None:
     """quorem.emit with a variable missing from params: the params list to give."""
     import quorem
-    from quorem.emit import EmitError
+    from quorem.codegen import EmitError
 
     t = quorem.parse("x*y + z", {"x": (0, 3), "y": (0, 3), "z": (0, 1)})
     with pytest.raises(EmitError, match=r"params=\['y', 'x', 'z'\]"):

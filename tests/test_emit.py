@@ -15,7 +15,7 @@ from strategies import Case, points, random_cases
 from support import examples
 
 import quorem
-from quorem.emit import (
+from quorem.codegen import (
     EmitError,
     LoweringError,
     Width,
@@ -24,7 +24,7 @@ from quorem.emit import (
     lower,
     node_widths,
 )
-from quorem.emit.lower import lowering_rules, lowers_to
+from quorem.codegen.lower import lowering_rules, lowers_to
 from quorem.errors import EvaluationError
 from quorem.ops import DIVISION_OPS, SEMANTICS_OF, Op, Semantics
 from quorem.rule import POp

@@ -18,7 +18,7 @@ from support import examples
 from test_emit import _compiled_cases, _run_c, needs_cc
 
 import quorem
-from quorem.emit import (
+from quorem.codegen import (
     DEFAULT_NAME,
     EmitError,
     LoweringError,
@@ -27,7 +27,7 @@ from quorem.emit import (
     emit,
     node_widths,
 )
-from quorem.emit.names import name_problem
+from quorem.codegen.names import name_problem
 from quorem.ops import Op, Semantics
 from quorem.rewrite import rewrite_term
 from quorem.ruleset import default_ruleset

@@ -17,7 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from support import examples
 
-from quorem.evaluate import count_divmod, evaluate
+from quorem.evaluation import count_divmod, evaluate
 from quorem.hlo.indexing import (
     OperandMaps,
     Unknown,

@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from support import examples
 
 from quorem.cli.hlo import add_hlo_parser
-from quorem.evaluate import evaluate
+from quorem.evaluation import evaluate
 from quorem.hlo.indexing import output_to_input
 from quorem.hlo.layout import logical_to_physical, physical_to_logical, tiled_dims
 from quorem.hlo.parse import HloError, Shape, parse_hlo

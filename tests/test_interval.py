@@ -20,7 +20,7 @@ from support import examples
 
 from quorem import arith
 from quorem import interval as iv
-from quorem.evaluate import evaluate
+from quorem.evaluation import evaluate
 from quorem.ops import Op, Semantics
 from quorem.term import compare, const, div, maximum, minimum, mod, var
 

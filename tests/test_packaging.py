@@ -116,3 +116,34 @@ def test_nothing_outside_the_repository_is_read_or_cited() -> None:
         if "../shared" in text or '"shared" /' in text or 'parent / "shared"' in text:
             offenders.append(name)
     assert offenders == [], offenders
+
+
+def test_no_submodule_shadows_the_api() -> None:
+    """Importing a submodule sets it as an attribute of ``quorem``: none may share a name
+    with a function of the API (``quorem.emit`` the function, not a package)."""
+    import pkgutil
+
+    import quorem
+
+    submodules = {m.name for m in pkgutil.iter_modules(quorem.__path__)}
+    assert set(quorem.__all__) & submodules == set()
+
+
+def test_the_installed_package_is_a_plain_folder_tree(tmp_path: object) -> None:
+    """Editors, mypy and import-graph tools read the installed package as folders.
+
+    The package folders are mapped (engine/ is quorem), which a default editable install
+    serves through an import hook those tools cannot follow; setup.py makes it a strict
+    one, a tree of links. Installed or editable, ``quorem.rules`` and ``quorem.verify``
+    are then folders inside ``quorem``'s, and no finder of setuptools' is on the path.
+    """
+    out = _run(
+        "import sys, pathlib, quorem, quorem.rules, quorem.verify\n"
+        "root = pathlib.Path(quorem.__file__).parent\n"
+        "print(pathlib.Path(quorem.rules.__file__).parent == root / 'rules')\n"
+        "print(pathlib.Path(quorem.verify.__file__).parent == root / 'verify')\n"
+        "print((root / 'verify' / 'prove.py').is_file(), (root / 'cli' / 'main.py').is_file())\n"
+        "print(any('editable' in type(f).__module__ for f in sys.meta_path))\n",
+        tmp_path,
+    )
+    assert out.split() == ["True", "True", "True", "True", "False"]

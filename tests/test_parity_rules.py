@@ -23,7 +23,7 @@ from support import examples
 import quorem
 import quorem.rules
 from benchmarks.classes import monotone, parity, rounding
-from quorem.evaluate import count_divmod
+from quorem.evaluation import count_divmod
 from quorem.walk import tree_size
 
 FILES = ("55-monotone.rules", "56-rounding.rules", "57-parity.rules")

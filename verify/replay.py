@@ -13,7 +13,7 @@ import dataclasses
 from collections.abc import Callable
 
 from quorem.errors import EvaluationError, QuoremError
-from quorem.evaluate import evaluate
+from quorem.evaluation import evaluate
 from quorem.ops import Op, Semantics
 from quorem.rule import NameKind, Pattern, PConst, PLit, POp, PSum, PTerm, Rule, pattern_op
 from quorem.ruleset import RuleSet

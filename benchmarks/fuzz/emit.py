@@ -20,7 +20,7 @@ import quorem
 from benchmarks.fuzz.expr import shrink_tree
 from benchmarks.fuzz.harness import Case, Target, WrongResultError
 from benchmarks.fuzz.terms import I63, TreeGen, build, random_points
-from quorem.emit.code import emit
+from quorem.codegen.code import emit
 
 CC: Final = shutil.which("cc") or shutil.which("gcc") or shutil.which("clang")
 _PER_CASE: Final = 12

@@ -14,7 +14,7 @@ from typing import Any, ClassVar, Final
 from benchmarks.fuzz import mutate
 from benchmarks.fuzz.harness import Case, Target, WrongResultError
 from quorem import QuoremError
-from quorem.evaluate import evaluate
+from quorem.evaluation import evaluate
 from quorem.indexing import IndexingMap, parse_map, print_map
 from quorem.indexing.compare import in_domain
 from quorem.indexing.simplify import maps_equal, simplify_map

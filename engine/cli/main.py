@@ -53,7 +53,7 @@ from quorem.cli.coverage import add_coverage_parser
 from quorem.cli.hlo import add_hlo_parser
 from quorem.cli.map import add_map_parser
 from quorem.cli.rules_options import add_rules_options, ruleset_from_args, unproven_note
-from quorem.emit import DEFAULT_NAME, LANGUAGES, emit
+from quorem.codegen import DEFAULT_NAME, LANGUAGES, emit
 from quorem.errors import RuleErrors, UnprovenRuleError
 from quorem.printer import int_text
 from quorem.rewrite import DEFAULT_MAX_STEPS, rewrite, rewrite_given

@@ -5,8 +5,10 @@ rule indexed under it (:func:`quorem.compiler.dispatch.compile_dispatch`). Gener
 compiling that code is most of what a new process spends before its first simplification,
 and code made with ``exec`` cannot be compiled ahead of time. So building the package
 (``setup.py``) writes the shipped rule sets' dispatchers into the module
-``quorem.compiler._prebuilt_dispatch`` (:func:`write_module`): Python imports its byte code
-like any module's, and a native build compiles it to C with the rest of the engine.
+``quorem.compiler._prebuilt_dispatch`` (:func:`write_module`), in the build folder only
+(a wheel, or the link tree of an editable install; never the source tree): Python imports
+its byte code like any module's. It stays Python (it is not among the modules a native
+build compiles, :data:`quorem._native.NATIVE_MODULES`).
 
 A dispatcher is taken from that module only when it is exactly the one
 :func:`~quorem.compiler.dispatch.compile_dispatch` would generate: each is keyed by a digest

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from itertools import product
 from typing import Final
 
-from quorem.evaluate import evaluate
+from quorem.evaluation import evaluate
 from quorem.indexing.map import IndexingMap
 
 __all__ = ["MapSolver", "decide_empty", "decide_equal", "differs_at", "in_domain", "points"]

@@ -52,7 +52,7 @@ from quorem.context import (
     restore_variables,
     safe_outside,
 )
-from quorem.evaluate import count_divmod, evaluate
+from quorem.evaluation import count_divmod, evaluate
 from quorem.indexing.compare import MapSolver, decide_empty, decide_equal
 from quorem.indexing.map import IndexingMap, IndexingMapError, Variable, internal_names
 from quorem.indexing.mapsyntax import print_map

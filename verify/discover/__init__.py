@@ -33,7 +33,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, Final
 
 from quorem.coverage.collect import Case
-from quorem.evaluate import count_divmod
+from quorem.evaluation import count_divmod
 from quorem.proofrecord import RuleProof, semantics_key
 from quorem.rewrite import StopReason, rewrite_given
 from quorem.rule import Rule

@@ -29,7 +29,7 @@ from collections.abc import Sequence
 from typing import Final
 
 from quorem.arith import BINARY_EVALUATORS
-from quorem.evaluate import evaluate
+from quorem.evaluation import evaluate
 from quorem.ops import DIV_OF, MOD_OF, Semantics
 from quorem.verify.discover.residues import Group, Instance, Node
 

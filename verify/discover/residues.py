@@ -30,7 +30,7 @@ from typing import Any, Final
 
 from quorem.coverage.collect import Case
 from quorem.errors import EvaluationError
-from quorem.evaluate import count_divmod, evaluate
+from quorem.evaluation import count_divmod, evaluate
 from quorem.ops import DIVISION_OPS, SEMANTICS_OF, Op, Semantics
 from quorem.rewrite import StopReason, rewrite_given
 from quorem.ruleset import RuleSet

@@ -1,7 +1,7 @@
 """The C expressions of emitted code, each with its C type and its range of values.
 
-Width selection (:mod:`quorem.emit.widths`) and printing
-(:mod:`quorem.emit.code`) share these expressions. Each builder below computes
+Width selection (:mod:`quorem.codegen.widths`) and printing
+(:mod:`quorem.codegen.code`) share these expressions. Each builder below computes
 the range of the value its operator produces from its operands' ranges and refuses
 (:class:`DoesNotFit`) a value outside its C type, so an expression that was built is one
 whose every step, as printed — each literal, cast, negation, product and partial sum in

@@ -1,7 +1,7 @@
 """Index width selection (seed 002 §5): int32 where every value fits, else int64.
 
 A node's code is the C expression :func:`node_expr` builds from its operands (see
-:mod:`quorem.emit.cform`), and the emitted code prints exactly that expression.
+:mod:`quorem.codegen.cform`), and the emitted code prints exactly that expression.
 A node is ``int32_t`` when its expression at int32 (operands cast to int32) computes
 only values representable there at every step as printed — each literal, cast,
 negation, product and partial sum in the printed order and grouping, each quotient
@@ -20,7 +20,7 @@ import enum
 from collections.abc import Callable
 from typing import Final
 
-from quorem.emit.cform import (
+from quorem.codegen.cform import (
     INT64,
     AlwaysZeroDivisor,
     CExpr,
@@ -159,9 +159,9 @@ def _sum_expr(t: Term, w: Width, operand: Operand) -> CExpr:
 def node_expr(t: Term, w: Width, operand: Operand) -> CExpr:
     """The C expression computing the compound node ``t`` at width ``w``.
 
-    Raises :class:`~quorem.emit.cform.DoesNotFit` if a value it computes leaves
+    Raises :class:`~quorem.codegen.cform.DoesNotFit` if a value it computes leaves
     ``w`` (or an operand does not fit ``w``), and
-    :class:`~quorem.emit.cform.AlwaysZeroDivisor`; ``ValueError`` for an operator
+    :class:`~quorem.codegen.cform.AlwaysZeroDivisor`; ``ValueError`` for an operator
     C has no form for (floor division: lower the term first).
     """
     op = t.op

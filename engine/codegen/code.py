@@ -1,10 +1,10 @@
 """Code for a term: one C, CUDA or Python function of the term's variables.
 
-The term is lowered first to the target's division (:mod:`quorem.emit.lower`):
+The term is lowered first to the target's division (:mod:`quorem.codegen.lower`):
 truncating for C and CUDA, floor for Python; Euclidean and ceiling divisions become
 divisions of that semantics with proven corrections. C and CUDA code computes every node at the
-width :func:`~quorem.emit.widths.plan_widths` chose, printing the very
-expressions that choice checked (:mod:`quorem.emit.cform`), so no step of it
+width :func:`~quorem.codegen.widths.plan_widths` chose, printing the very
+expressions that choice checked (:mod:`quorem.codegen.cform`), so no step of it
 overflows; parameters and the result are ``int64_t``. A division or remainder by
 ``2**k`` of a non-negative numerator is a shift or a mask (exact there: both agree with
 truncation on non-negative values, and no negative value is shifted). A subterm used
@@ -22,10 +22,10 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Final
 
-from quorem.emit.cform import CExpr, leaf, render
-from quorem.emit.lower import lower
-from quorem.emit.names import DEFAULT_NAME, name_problem
-from quorem.emit.widths import Planned, Width, node_expr, operand_at, plan_widths
+from quorem.codegen.cform import CExpr, leaf, render
+from quorem.codegen.lower import lower
+from quorem.codegen.names import DEFAULT_NAME, name_problem
+from quorem.codegen.widths import Planned, Width, node_expr, operand_at, plan_widths
 from quorem.errors import QuoremError
 from quorem.ops import DIVISION_OPS, Op, Semantics
 from quorem.printer import brief
@@ -151,10 +151,10 @@ def emit(
     ``<stdint.h>``, and no step of it overflows or converts a value out of range. At
     every point of the variables' bounds where the term has a value, the function
     returns it. Names that are not usable in ``lang`` (keywords, reserved or library
-    names, the generated locals ``t_0``...; see :mod:`quorem.emit.names`) are
+    names, the generated locals ``t_0``...; see :mod:`quorem.codegen.names`) are
     refused, not renamed. Raises :class:`EmitError` (bad names or language, a divisor 0
-    at every point), :class:`~quorem.emit.widths.WidthError` (a value needing
-    more than 64 bits, C and CUDA only), :class:`~quorem.emit.lower.LoweringError`
+    at every point), :class:`~quorem.codegen.widths.WidthError` (a value needing
+    more than 64 bits, C and CUDA only), :class:`~quorem.codegen.lower.LoweringError`
     or :class:`~quorem.errors.VariableClashError` (two variables with one name).
     """
     if lang not in LANGUAGES:
