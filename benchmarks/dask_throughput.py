@@ -14,7 +14,7 @@ reported. With ``--local`` (the default) the local process pool (``quorem verify
 N``) is measured beside it; it starts its processes in every run, as the command does.
 
 ``--address dask://HOST:PORT`` measures an existing cluster instead (``dask scheduler``
-and ``dask worker`` processes started by hand, see ``benchmarks/README.md``): one series,
+and ``dask worker`` processes started by hand, see ``benchmarks/results/NOTES.md``): one series,
 labelled by the cluster's number of worker threads.
 
 The results go to ``--out`` (default ``benchmarks/results/``) as

@@ -30,7 +30,7 @@ CORPORA = REPO / "benchmarks" / "corpora"
 # early-phase rules taking terms from later ones, and symbolic divisors.
 SAMPLE = ["given.jsonl", "masks.jsonl", "halide.jsonl", "ladder_nest.jsonl", "symbolic_div.jsonl"]
 
-EXAMPLE = REPO / "docs" / "examples" / "coverage"  # the README's example
+EXAMPLE = REPO / "docs" / "examples" / "coverage"  # the documentation's example
 
 
 def run(*argv: str) -> tuple[int, str, str]:
@@ -42,7 +42,7 @@ def run(*argv: str) -> tuple[int, str, str]:
 
 @pytest.fixture
 def bench() -> tuple[Path, Path]:
-    """The README example's rules file and corpus."""
+    """The documentation example's rules file and corpus."""
     return EXAMPLE / "mine.rules", EXAMPLE / "corpus.jsonl"
 
 

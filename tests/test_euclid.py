@@ -23,7 +23,7 @@ from quorem.errors import ParseError, TermError
 from quorem.ops import Op, Semantics
 from quorem.term import ceildiv, const, div, mod, var
 
-README = Path(__file__).resolve().parent.parent / "README.md"
+SEMANTICS_PAGE = Path(__file__).resolve().parent.parent / "docs" / "simplifying.md"
 EUCLID = Semantics.EUCLID
 
 
@@ -173,9 +173,9 @@ def _cells(row: str) -> list[str]:
     return [c.strip() for c in re.split(r"(?<!\\)\|", row.strip().strip("|"))]
 
 
-def test_readme_table_states_the_three_meanings() -> None:
-    """The README's table of ``-7 // 2``, ``-7 % 2``, ... is what the engine computes."""
-    text = README.read_text(encoding="utf-8")
+def test_docs_table_states_the_three_meanings() -> None:
+    """The documentation's table of ``-7 // 2``, ``-7 % 2``, ... is what the engine computes."""
+    text = SEMANTICS_PAGE.read_text(encoding="utf-8")
     header = next(line for line in text.splitlines() if line.startswith("| semantics |"))
     cells = _cells(header)
     operations = [re.fullmatch(r"`(-?\d+) (//|%) (-?\d+)`", c) for c in cells]

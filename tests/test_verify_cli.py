@@ -387,9 +387,9 @@ def test_pre_commit_hook_runs_quorem_verify_on_rules_files() -> None:
     assert cli.main(["--help"]) == 0
 
 
-def test_readme_ci_recipe_keeps_junit_and_the_cache() -> None:
-    readme = (REPO / "README.md").read_text()
-    (workflow,) = re.findall(r"```yaml\n(# \.github/workflows/.*?)```", readme, flags=re.S)
+def test_docs_ci_recipe_keeps_junit_and_the_cache() -> None:
+    page = (REPO / "docs" / "proving.md").read_text()
+    (workflow,) = re.findall(r"```yaml\n(# \.github/workflows/.*?)```", page, flags=re.S)
     assert "actions/cache/restore@" in workflow and "actions/cache/save@" in workflow
     assert "QUOREM_CACHE_DIR: ${{ github.workspace }}/.quorem-cache" in workflow
     assert workflow.count("path: .quorem-cache") == 2

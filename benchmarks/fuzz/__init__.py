@@ -1,8 +1,8 @@
 """Fuzz targets for each input surface of quorem (issue 14); run ``python -m benchmarks.fuzz``.
 
 Targets: ``expr-soundness`` (random terms, simplified and evaluated), ``expr-text``,
-``batch-json``, ``rules-file``, ``map-text``, ``hlo-text``, ``emit``. See ``benchmarks/README.md``
-(*Fuzzing*) for a run's counts.
+``batch-json``, ``rules-file``, ``map-text``, ``hlo-text``, ``emit``. See
+``benchmarks/results/NOTES.md`` (*Fuzzing*) for a run's counts.
 """
 
 from __future__ import annotations
