@@ -254,7 +254,9 @@ def test_setup_commands_are_what_ci_runs() -> None:
     ci = (REPO / ".ci" / "run").read_text(encoding="utf-8")
     command = ".venv/bin/python -m pytest"
     assert f"```sh\n{command}\n```" in readme
-    assert ci.rstrip().splitlines()[-1] == command
+    # Its own line in .ci/run's fast-tier stage, exactly as the README gives it.
+    fast_stage = ci.split("stage tests-fast\n", 1)[1].split("\nstage ", 1)[0]
+    assert command in fast_stage.splitlines()
     setup = (
         'python3 -m venv .venv && .venv/bin/pip install -e ".[dev]" -e ./benchmarks'
         " && .venv/bin/quorem demo"
