@@ -42,7 +42,7 @@ def ruleset(path: str) -> quorem.RuleSet:
     if path == "compiled":
         return rules
     try:
-        return quorem.RuleSet(rules.rules, compiled=False)  # type: ignore[call-arg]
+        return quorem.RuleSet(rules.rules, compiled=False)
     except TypeError:  # a quorem without compiled rules: its only path is the reference
         return rules
 

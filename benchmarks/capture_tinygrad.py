@@ -39,7 +39,7 @@ import sys
 from collections import Counter
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 os.environ.setdefault("DEV", "CPU" if shutil.which("clang") else "PYTHON")
 os.environ["CACHELEVEL"] = "0"  # no disk cache: every kernel is generated here, none read back
@@ -51,6 +51,16 @@ _OPAQUE = frozenset({"LOAD", "STACK", "GEP", "INDEX", "PARAM", "BUFFER", "AFTER"
 PASSES = ("initial symbolic", "postopt symbolic")
 
 
+class _Thunk(Protocol):
+    """Builds a workload's lazy tensor (tinygrad's values are Any to the type checker).
+
+    A protocol, not a ``Callable``: the workloads are lambdas that bind loop variables as
+    defaults, and a ``Callable[[], Any]`` context does not type such a lambda.
+    """
+
+    def __call__(self) -> Any: ...
+
+
 def _workloads() -> list[tuple[str, Callable[[], Any]]]:
     """(label, thunk) pairs; each thunk builds a lazy tensor, realized by the caller."""
     from tinygrad import Tensor, Variable, nn  # noqa: PLC0415
@@ -58,7 +68,7 @@ def _workloads() -> list[tuple[str, Callable[[], Any]]]:
     Tensor.manual_seed(0)
     out: list[tuple[str, Callable[[], Any]]] = []
 
-    def add(label: str, make: Callable[[], Any]) -> None:
+    def add(label: str, make: _Thunk) -> None:
         out.append((label, make))
 
     convs = [  # (cin, h, w, cout, kh, kw, stride, padding, dilation)

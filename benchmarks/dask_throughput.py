@@ -145,7 +145,7 @@ def _measure(
 def _svg(series: Sequence[dict[str, Any]], title: str) -> str:
     """A line plot of obligations per second against workers, one line per executor."""
     width, height, left, bottom, top, right = 560, 360, 70, 50, 40, 130
-    xs = sorted({s["workers"] for s in series})
+    xs: list[int] = sorted({s["workers"] for s in series})
     ymax = max(s["obligations_per_second"] for s in series) * 1.15 or 1.0
 
     def x(n: int) -> float:
@@ -240,7 +240,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             "cpus": os.cpu_count(),
             "python": platform.python_version(),
             "z3": z3.get_version_string(),
-            "distributed": distributed.__version__,
+            # distributed sets __version__ without listing it in __all__.
+            "distributed": distributed.__version__,  # type: ignore[attr-defined]
         },
         "address": args.address,
         "files": files,

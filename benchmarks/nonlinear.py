@@ -251,9 +251,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(_cvc5_worker(args.cvc5_worker, args.timeout))
         return 0
     if args.summary:
-        rows = [json.loads(line) for line in args.summary.read_text().splitlines() if line]
+        recorded = [json.loads(line) for line in args.summary.read_text().splitlines() if line]
         solvers = args.solver or ["z3", "cvc5"]
-        summary(rows, solvers, args.family)
+        summary(recorded, solvers, args.family)
         return 0
     variants = [VARIANTS[v] for v in args.variant or ("purify", "native-split")]
     solvers = args.solver or ["z3", "cvc5"]

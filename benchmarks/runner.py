@@ -416,6 +416,7 @@ def measure(
                     if o.status != "ok" or o.timed_once:
                         continue
                     tree = o.tree
+                    assert tree is not None  # every "ok" outcome keeps its input
                     before = system.live_nodes()
                     t0 = clock()
                     built = system.build(tree, case.bounds)

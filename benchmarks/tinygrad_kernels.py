@@ -172,11 +172,12 @@ def _observe() -> dict[str, Any]:
     def capture(self: Any, src: str) -> bytes:
         if rec["on"]:
             rec["sources"].append(src)
-        return compile_cached(self, src)
+        binary: bytes = compile_cached(self, src)  # tinygrad's compilers return the binary
+        return binary
 
     codegen.graph_rewrite = observe_pass
     realize.to_program = timed_to_program
-    ClangCompiler.compile_cached = capture  # type: ignore[method-assign]
+    ClangCompiler.compile_cached = capture
     return rec
 
 

@@ -22,6 +22,7 @@ import shutil
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TypedDict
 
 import pytest
 from hypothesis import HealthCheck, settings
@@ -41,8 +42,16 @@ if _CLANG:
 
 _REPO = Path(__file__).resolve().parent.parent
 
+
+class _Common(TypedDict):
+    """The settings every profile shares (a TypedDict: mypy checks them by name)."""
+
+    deadline: None
+    suppress_health_check: list[HealthCheck]
+
+
 # Slow examples are the point of some properties (whole rule sets, long sums): no deadline.
-_COMMON = {"deadline": None, "suppress_health_check": [HealthCheck.too_slow]}
+_COMMON: _Common = {"deadline": None, "suppress_health_check": [HealthCheck.too_slow]}
 settings.register_profile("fast", max_examples=20, derandomize=True, **_COMMON)
 settings.register_profile("ci", max_examples=100, **_COMMON)
 settings.register_profile("thorough", max_examples=1000, **_COMMON)

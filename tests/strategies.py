@@ -454,6 +454,7 @@ _CALL_EVAL: dict[str, Callable[..., int]] = {
 
 def _eval_ast(node: ast.expr, env: Mapping[str, int], sem: Semantics) -> int:
     if isinstance(node, ast.Constant):
+        assert isinstance(node.value, int)  # _syntax_tree writes integer constants only
         return int(node.value)
     if isinstance(node, ast.Name):
         return env[node.id]

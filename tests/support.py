@@ -95,7 +95,9 @@ def examples(budget: int) -> int:
     ``budget`` is the test's full budget, which the ``ci`` profile runs; the default
     ``fast`` profile runs at most 20 of them (derandomized), ``thorough`` ten times as many.
     """
-    profile = settings.default.max_examples
+    active = settings.default
+    assert active is not None  # tests/conftest.py loads a profile before any test module
+    profile = active.max_examples
     if profile <= FAST_EXAMPLES:
         return min(budget, FAST_EXAMPLES)
     if profile >= THOROUGH_EXAMPLES:

@@ -83,7 +83,7 @@ def test_every_rule_runs_without_rule_options(monkeypatch: pytest.MonkeyPatch) -
         seen.append(argv)
         return Done()
 
-    monkeypatch.setattr(bench.subprocess, "run", run)
+    monkeypatch.setattr("benchmarks.confirm.subprocess.run", run)
     assert bench.main(["--obligation", "interval"]) in (0, None)
     assert seen and "--rule" not in seen[0]
     assert bench.main(["--obligation", "interval", "--rule", "fold-*"]) in (0, None)

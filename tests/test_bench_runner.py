@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 import quorem
-from benchmarks.peers import load_system
+from benchmarks.peers import System, load_system
 from benchmarks.peers.expr import (
     Node,
     Unsupported,
@@ -31,6 +31,9 @@ from benchmarks.peers.expr import (
 )
 from benchmarks.runner import (
     EXHAUSTIVE_LIMIT,
+    Bounds,
+    Case,
+    Outcome,
     RunResult,
     _system_input,
     box_points,
@@ -60,7 +63,7 @@ CASES: list[tuple[str, dict[str, tuple[int | None, int | None]], str]] = [
 ]
 
 
-def _points(bounds: dict[str, tuple[int | None, int | None]], names: list[str]) -> list[dict]:
+def _points(bounds: Bounds, names: list[str]) -> list[dict[str, int]]:
     return box_points(bounds, sorted(names), seed=1, samples=200)[0]
 
 
@@ -72,7 +75,7 @@ def _eval_or_none(f: Any, p: dict[str, int]) -> int | None:
 
 
 @pytest.mark.parametrize(("text", "bounds", "sem"), CASES)
-def test_term_round_trip(text: str, bounds: dict, sem: str) -> None:
+def test_term_round_trip(text: str, bounds: Bounds, sem: str) -> None:
     term = quorem.parse(text, bounds, sem)
     tree = from_term(term)
     assert to_term(tree, bounds) is term
@@ -91,7 +94,7 @@ def test_term_round_trip(text: str, bounds: dict, sem: str) -> None:
 
 
 @pytest.mark.parametrize(("text", "bounds", "sem"), CASES)
-def test_text_tree_is_the_expression_as_written(text: str, bounds: dict, sem: str) -> None:
+def test_text_tree_is_the_expression_as_written(text: str, bounds: Bounds, sem: str) -> None:
     tree = from_text(text, sem)
     assert to_term(tree, bounds) is quorem.parse(text, bounds, sem)
 
@@ -209,16 +212,20 @@ class _Fake:
         return None
 
 
-RAW = [
+RAW: list[dict[str, Any]] = [
     {"id": "a", "vars": {"x": [0, 31]}, "expr": "(x//8)*8 + x%8", "ideal_ops": 0},
     {"id": "b", "vars": {"x": [-50, 50]}, "expr": "(x + 7)//4", "semantics": "trunc"},
     {"id": "c", "vars": {"r": [0, 3], "v": [0, 2]}, "expr": "(r*8 + v)%7", "family": "fold"},
 ]
 
 
-def _run_fakes() -> tuple[list, list, dict, dict]:
+def _run_fakes() -> tuple[list[Case], list[System], dict[str, dict[str, Outcome]], dict[str, int]]:
     cases = [prepare_case(r, "tiny") for r in RAW]
-    systems = [load_system("quorem"), _Fake("same", "identity"), _Fake("bad", "wrong")]
+    systems: list[System] = [
+        load_system("quorem"),
+        _Fake("same", "identity"),
+        _Fake("bad", "wrong"),
+    ]
     systems.append(_Fake("floor", "floor-only"))
     outcomes = warm_up(cases, systems)
     stale = measure(cases, systems, outcomes, repeats=2)

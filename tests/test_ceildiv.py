@@ -114,7 +114,7 @@ def test_each_rule_removes_ceildiv(
     out = _simplified(text, bounds, semantics)
     assert out is _simplified(expected, bounds, semantics)
     assert not _has_ceildiv(out)
-    finite = {n: b for n, b in bounds.items() if b[0] is not None and b[1] is not None}
+    finite = {n: (lo, hi) for n, (lo, hi) in bounds.items() if lo is not None and hi is not None}
     if len(finite) == len(bounds):
         small = {n: (max(lo, -300), min(hi, 300)) for n, (lo, hi) in finite.items()}
         assert_equivalent(quorem.parse(text, small, semantics), out, small)

@@ -82,10 +82,9 @@ def _text(case: Mapping[str, Any], out: quorem.Term) -> str:
 def test_class_corpus(family: str) -> None:
     path = COMMITTED / f"{family}.jsonl"
     lines = [json.loads(x) for x in path.read_text(encoding="utf-8").splitlines()]
-    assert lines == [
-        json.loads(corpora.to_line(c))
-        for c in corpora.family_cases(family, 0)  # type: ignore[arg-type]
-    ], "regenerate: python -m benchmarks.corpora --families " + family
+    assert lines == [json.loads(corpora.to_line(c)) for c in corpora.family_cases(family, 0)], (
+        "regenerate: python -m benchmarks.corpora --families " + family
+    )
     assert len(lines) >= 40, family
     assert {c["semantics"] for c in lines} == set(class_semantics(family))
     misses = []

@@ -231,9 +231,9 @@ def _limit_terms(draw: st.DrawFn, variables: list[Term], depth: int, sem: Semant
         d = draw(_divisors())
         return (div if kind == "div" else mod)(sub(), const(d if d else 1), sem)
     if kind == "tdiv":
-        d = sub()
-        d = const(1) if d.is_const and d.value == 0 else d
-        return (div if draw(st.booleans()) else mod)(sub(), d, sem)
+        divisor = sub()
+        divisor = const(1) if divisor.is_const and divisor.value == 0 else divisor
+        return (div if draw(st.booleans()) else mod)(sub(), divisor, sem)
     if kind in ("max", "min"):
         return (maximum if kind == "max" else minimum)(sub(), sub())
     return compare(draw(st.sampled_from([Op.LT, Op.LE, Op.EQ, Op.NE])), sub(), sub())

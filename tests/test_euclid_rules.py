@@ -26,7 +26,7 @@ from quorem.ops import Semantics  # noqa: E402
 from quorem.rule import Rule  # noqa: E402
 from quorem.rulefile import load_rule_files  # noqa: E402
 from quorem.rules import constraint_rule_files, rule_files  # noqa: E402
-from quorem.verify.jobs import _in_new_process  # noqa: E402
+from quorem.verify.executor import in_new_process  # noqa: E402
 from quorem.verify.prove import (  # noqa: E402
     ProofResult,
     fresh_z3_context,
@@ -146,7 +146,7 @@ def test_merge_residues_is_proven_for_euclid(name: str) -> None:
     """
     # In a new process, as quorem verify proves it: Z3's answer depends on its history
     # (after the split and termination tests in one process it timed out).
-    results = _in_new_process(_euclid_proofs, name)
+    results = in_new_process(_euclid_proofs, name)
     assert results
     for label, ok in results:
         assert ok, label

@@ -26,6 +26,7 @@ pytest.importorskip("z3")
 from support import REPO
 
 from quorem.cli import verify as cli
+from quorem.cli.args import EXIT_INTERRUPTED
 from quorem.verify import executor, jobs
 from quorem.verify.executor import (
     DaskExecutor,
@@ -164,7 +165,8 @@ def client(cluster: Any) -> Iterator[Any]:
 @pytest.fixture
 def url(cluster: Any, client: Any) -> str:
     client.wait_for_workers(2, timeout=60)  # after a kill, the nanny starts another
-    return "dask://" + cluster.scheduler_address.removeprefix("tcp://")
+    address: str = cluster.scheduler_address
+    return "dask://" + address.removeprefix("tcp://")
 
 
 @needs_dask
@@ -190,9 +192,9 @@ def test_a_proof_alone_in_a_new_process_from_a_dask_worker(client: Any) -> None:
     """Dask workers are daemonic processes, which multiprocessing allows no children."""
     workers = set(client.run(os.getpid).values())
     assert all(client.run(_daemonic).values())
-    pid = client.submit(jobs._in_new_process, os.getpid, pure=False).result()
+    pid = client.submit(executor.in_new_process, os.getpid, pure=False).result()
     assert pid not in workers and pid != os.getpid()
-    failed = client.submit(jobs._in_new_process, int, "x", pure=False)
+    failed = client.submit(executor.in_new_process, int, "x", pure=False)
     with pytest.raises(ValueError, match="invalid literal"):
         failed.result()
     # A job left undecided is run again so, as quorem verify does (quorem.verify.jobs._run).
@@ -200,7 +202,7 @@ def test_a_proof_alone_in_a_new_process_from_a_dask_worker(client: Any) -> None:
     from quorem.verify.prove import obligations_of
 
     job = jobs.Job.of(obligations_of(rule, 2), 10.0)
-    alone = client.submit(jobs._in_new_process, jobs._run_once, job, {rule.name: rule})
+    alone = client.submit(executor.in_new_process, jobs._run_once, job, {rule.name: rule})
     assert [r["status"] for r in alone.result()] == ["proven", "proven-int64"]
 
 
@@ -272,7 +274,7 @@ def test_ctrl_c_cancels_the_tasks_on_the_cluster(url: str, client: Any, tmp_path
     assert time.monotonic() - start < 10
     if proc.returncode == cli.EXIT_PROVEN:
         pytest.skip("the run finished before the interrupt arrived")
-    assert proc.returncode == cli.EXIT_INTERRUPTED, err
+    assert proc.returncode == EXIT_INTERRUPTED, err
     assert "Traceback" not in err and "interrupted" in err
     deadline = time.monotonic() + 10
     while client.run_on_scheduler(_quorem_tasks) and time.monotonic() < deadline:

@@ -336,6 +336,6 @@ def test_analyse_module_api() -> None:
     assert callers(module)["f"] == [("fusion", "calls")]
     records = list(analyse_module(module))
     assert [r.known for r in records] == [True, False, True]
-    assert records[1].error is not None
+    assert isinstance(records[1].error, HloError)
     assert records[1].error.line == 9
     assert [r.computation for r in analyse_module(module, fusions_only=True)] == ["f"]

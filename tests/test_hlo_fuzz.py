@@ -22,10 +22,11 @@ import signal
 import sys
 import time
 import traceback
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager, suppress
+from collections.abc import Callable
+from contextlib import suppress
 from functools import cache
 from pathlib import Path
+from types import TracebackType
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -167,16 +168,30 @@ def _cli(text: str, *argv: str) -> None:
         sys.stdin = stdin
 
 
-@contextmanager
-def _refusal() -> Iterator[None]:
-    """Let through an HloError that names the mutant's file, line and column."""
-    try:
-        yield
-    except QuoremError as exc:
+class _Refusal:
+    """Let through an HloError that names the mutant's file, line and column.
+
+    A class, not a generator: its ``__exit__`` returning ``bool`` tells the type checker
+    that the error may be swallowed, so the code after ``with`` may run with the body cut
+    short.
+    """
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> bool:
+        if not isinstance(exc, QuoremError):
+            return False  # no error, or one that is no refusal: it goes on
         assert isinstance(exc, HloError), repr(exc)
         assert exc.source in ("mutant.hlo", "<stdin>"), repr(exc)
         assert exc.line >= 1, repr(exc)
         assert exc.col >= 1, repr(exc)
+        return True
 
 
 def analyse(text: str) -> Module | None:
@@ -185,7 +200,7 @@ def analyse(text: str) -> Module | None:
     Only an :class:`HloError` naming ``file:line:col`` may come out of any of them.
     """
     module: Module | None = None
-    with _refusal():
+    with _Refusal():
         module = parse_hlo(text, "mutant.hlo")
     if module is None:
         return None
@@ -200,14 +215,14 @@ def analyse(text: str) -> Module | None:
         calls += [(fused_input_to_output, (module, comp, n)) for n in range(min(params, 3))]
     for physical in (False, True):
         for fn, args in calls:
-            with _refusal():
+            with _Refusal():
                 fn(*args, physical=physical)
     for argv in (
         ["--json"],
         ["--input-to-output", "--operand", "0", "--no-simplify"],
         ["--fused", "--physical", "--output", "1"],
     ):
-        with _refusal():
+        with _Refusal():
             _cli(text, *argv)
     return module
 

@@ -23,6 +23,7 @@ from quorem.hlo.indexing import (
     output_to_input,
 )
 from quorem.hlo.parse import Computation, HloError, Module, parse_hlo, parse_slice
+from quorem.indexing.map import IndexingMap
 from quorem.indexing.mapsyntax import print_map
 
 LONG = "7" * 5000  # past Python's 4300-digit int/str conversion limit
@@ -51,15 +52,15 @@ def test_nested_fusions_compose_without_recursion(depth: int) -> None:
     module = parse_hlo(nested_fusions(depth), "deep.hlo")
     e = module.entry
     ((m,),) = output_to_input(module, e, e.root)
-    assert m is not None
+    assert isinstance(m, IndexingMap)
     assert print_map(m) == "(d0, d1) -> (d1, d0), domain: d0 in [0, 5], d1 in [0, 3]"
     ((back,),) = input_to_output(module, e, e.root, 0)
-    assert back is not None
+    assert isinstance(back, IndexingMap)
     assert print_map(back) == "(d0, d1) -> (d1, d0), domain: d0 in [0, 3], d1 in [0, 5]"
     ((fused,),) = fused_output_to_input(module, e)
-    assert fused is not None and print_map(fused) == print_map(m)
+    assert isinstance(fused, IndexingMap) and print_map(fused) == print_map(m)
     ((fused_back,),) = fused_input_to_output(module, e, 0, physical=True)
-    assert fused_back is not None and print_map(fused_back) == print_map(back)
+    assert isinstance(fused_back, IndexingMap) and print_map(fused_back) == print_map(back)
 
 
 def test_a_computation_fused_twice_is_composed_once_for_both() -> None:
@@ -77,7 +78,7 @@ def test_a_computation_fused_twice_is_composed_once_for_both() -> None:
     """
     module = parse_hlo(text)
     ((m1, m2),) = fused_output_to_input(module, module.entry)
-    assert m1 is not None and m2 is not None
+    assert isinstance(m1, IndexingMap) and isinstance(m2, IndexingMap)
     assert {print_map(m1), print_map(m2)} == {
         "(d0) -> (-d0 + 3), domain: d0 in [0, 3]",
         "(d0) -> (d0), domain: d0 in [0, 3]",
@@ -189,7 +190,7 @@ def test_int64_extremes_are_read() -> None:
     m = parse_hlo(f"p = f32[{big}] parameter(0)\nROOT r = f32[{big}] negate(p)")
     assert m.entry.root.shape.dims == (big,)
     ((identity,),) = output_to_input(m, m.entry, m.entry.root)
-    assert identity is not None
+    assert isinstance(identity, IndexingMap)
     assert print_map(identity) == f"(d0) -> (d0), domain: d0 in [0, {big - 1}]"
     assert parse_padding(f"-{2**63}_0") == parse_padding(f"-{2**63}_0_0")
 
@@ -203,7 +204,7 @@ def test_an_unsigned_constant_past_int64_is_a_runtime_offset() -> None:
     """
     module = parse_hlo(text)
     (m,), _ = output_to_input(module, module.entry, module.entry.root)
-    assert m is not None
+    assert isinstance(m, IndexingMap)
     assert print_map(m) == "(d0){rt0} -> (d0 + rt0), domain: d0 in [0, 3], rt0 in [0, 6]"
 
 
@@ -243,7 +244,7 @@ def test_an_unsimplified_composition_that_explodes_is_refused_quickly() -> None:
     with pytest.raises(HloError, match=r"^chain\.hlo:\d+:1: x\d+ \(reshape\): composed without"):
         fused_output_to_input(module, module.entry, simplify=False)
     ((m,),) = fused_output_to_input(module, module.entry)  # simplified, it stays small
-    assert m is not None
+    assert isinstance(m, IndexingMap)
     assert print_map(m) == "(d0, d1) -> (d0, d1), domain: d0 in [0, 7], d1 in [0, 5]"
 
 

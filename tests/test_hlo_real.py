@@ -244,7 +244,7 @@ def _reference_offset(dims: list[int], tiles: list[tuple[int, ...]], index: list
     grid = dims[:lead] + [-(-n // t) for n, t in zip(dims[lead:], tile, strict=True)]
     where = index[:lead] + [i // t for i, t in zip(index[lead:], tile, strict=True)]
     within = [i % t for i, t in zip(index[lead:], tile, strict=True)]
-    block = prod(tiled_dims(Shape("f32", tile, None, None, rest)))
+    block = prod(tiled_dims(Shape("f32", tile, None, None, tuple(rest))))
     return _reference_offset(grid, [], where) * block + _reference_offset(list(tile), rest, within)
 
 
@@ -292,11 +292,11 @@ def test_tiled_physical_index_is_xla_s_tiling(shape: Shape) -> None:
         assert _value(to_logical, p) == list(index)
     # The inverse's domain is exactly the elements: the padding is outside it.
     inside = 0
-    for p in itertools.product(*(range(n) for n in physical)):
-        env = {v.name: x for v, x in zip(to_logical.dims, p, strict=True)}
+    for point in itertools.product(*(range(n) for n in physical)):
+        env = {v.name: x for v, x in zip(to_logical.dims, point, strict=True)}
         if in_domain(to_logical, env):
             inside += 1
-            assert p in seen
+            assert point in seen
     assert inside == shape.num_elements
 
 

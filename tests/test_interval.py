@@ -22,7 +22,7 @@ from quorem import arith
 from quorem import interval as iv
 from quorem.evaluation import evaluate
 from quorem.ops import Op, Semantics
-from quorem.term import compare, const, div, maximum, minimum, mod, var
+from quorem.term import Term, compare, const, div, maximum, minimum, mod, var
 
 Range = tuple[int | None, int | None]
 BinaryRange = Callable[[Range, Range], Range]
@@ -212,14 +212,15 @@ def test_term_ranges_of_max_min_and_comparisons() -> None:
     for a, b in itertools.product(BOUNDED[::5], BOUNDED[::7]):
         x = var("x", *a)
         y = var("y", *b)
-        for t, f in [
+        cases: list[tuple[Term, Callable[[int, int], int]]] = [
             (maximum(x, y), max),
             (minimum(x, y), min),
             (x < y, _lt),
             (x <= y, _le),
             (compare(Op.EQ, x, y), _eq),
             (compare(Op.NE, x, y), _ne),
-        ]:
+        ]
+        for t, f in cases:
             values = [f(u, v) for u in samples(a) for v in samples(b)]
             assert (t.vmin, t.vmax) == (min(values), max(values)), (t, a, b)
 

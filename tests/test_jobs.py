@@ -308,16 +308,16 @@ def test_workers_started_by_spawn_give_the_same_output(
     """Workers that do not inherit this process (spawn: the default on macOS and Windows,
     forkserver from Python 3.14 on Linux) rebuild the rules from the pickled spec and
     receive pickled chunks: the output is the same."""
-    import concurrent.futures.process as pool_module
+    import multiprocessing  # concurrent.futures.process asks multiprocessing.get_context
 
-    real = pool_module.mp.get_context
+    real = multiprocessing.get_context
     asked: list[str | None] = []
 
     def spawning(method: str | None = None) -> Any:
         asked.append(method)
         return real(method or "spawn")
 
-    monkeypatch.setattr(pool_module.mp, "get_context", spawning)
+    monkeypatch.setattr(multiprocessing, "get_context", spawning)
     rules = str(EXAMPLE / "mine.rules")
     one = run("simplify", "--batch", str(mixed_batch), "--rules", rules)
     two = run("simplify", "--batch", str(mixed_batch), "--rules", rules, "--jobs", "2")

@@ -297,11 +297,11 @@ def test_long_chains_as_simple_as_pair_at_a_time(clauses: list[Term], conj: bool
     rules = default_ruleset()
     at_once = rewrite(term, rules)
     saved = rewrite_module._chains
-    rewrite_module._chains = lambda dispatch: None  # type: ignore[assignment]
+    rewrite_module._chains = lambda dispatch: None
     try:
         one_by_one = rewrite(term, rules)
     finally:
-        rewrite_module._chains = saved  # type: ignore[assignment]
+        rewrite_module._chains = saved
     assert at_once.term is one_by_one.term  # (the rules applied may differ in number)
 
 

@@ -113,7 +113,7 @@ def reshape_chains(draw: st.DrawFn) -> list[list[int]]:
         order = draw(st.permutations(factors))
         shape: list[int] = []
         for f in order:  # merge neighbours at random into one dimension
-            if shape and draw(st.booleans()):
+            if len(shape) > 0 and draw(st.booleans()):
                 shape[-1] *= f
             else:
                 shape.append(f)

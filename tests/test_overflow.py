@@ -14,7 +14,14 @@ import quorem
 from quorem import overflow
 from quorem.errors import RuleError
 from quorem.ops import Op, Semantics
-from quorem.overflow import INT64_MAX, INT64_MIN, compile_fits, fits_int64, term_fits_int64
+from quorem.overflow import (
+    INT64_MAX,
+    INT64_MIN,
+    Binding,
+    compile_fits,
+    fits_int64,
+    term_fits_int64,
+)
 from quorem.rule import Binary, Call, Expr, Name, NameKind, Unary
 from quorem.rulefile import parse_rules
 from quorem.ruleset import RuleSet, default_ruleset
@@ -36,7 +43,7 @@ def test_bounded_template_fits() -> None:
 def test_each_node_is_checked_not_only_the_result() -> None:
     # x*D overflows although x*D - x*D + C would not.
     x = quorem.var("x", 0, 2**40)
-    env = {"x": x, "C": 5, "D": 2**30}
+    env: dict[str, Binding] = {"x": x, "C": 5, "D": 2**30}
     assert not fits_int64(_template("x*D - x*D + C"), env, Semantics.FLOOR)
     assert fits_int64(_template("x + C"), env, Semantics.FLOOR)
 
@@ -49,18 +56,22 @@ def test_constants_are_checked() -> None:
 
 def test_a_matched_term_counts_as_computed_by_the_input() -> None:
     # x itself is a value of the input: where the input fits, so does x, and so x // 2.
-    env = {"x": quorem.var("x"), "C": 1, "D": 2}
+    env: dict[str, Binding] = {"x": quorem.var("x"), "C": 1, "D": 2}
     assert fits_int64(_template("x // D"), env, Semantics.FLOOR)
     assert not fits_int64(_template("x * D"), env, Semantics.FLOOR)
     # A rest of two addends is a partial sum the input never computed alone.
-    rest = {"x": quorem.var("a") + quorem.var("b"), "C": 1, "D": 2}
+    rest: dict[str, Binding] = {"x": quorem.var("a") + quorem.var("b"), "C": 1, "D": 2}
     assert not fits_int64(_template("x // D"), rest, Semantics.FLOOR)
-    bounded = {"x": quorem.var("a", 0, 9) + quorem.var("b", 0, 9), "C": 1, "D": 2}
+    bounded: dict[str, Binding] = {
+        "x": quorem.var("a", 0, 9) + quorem.var("b", 0, 9),
+        "C": 1,
+        "D": 2,
+    }
     assert fits_int64(_template("x // D"), bounded, Semantics.FLOOR)
     # One scaled addend is computed (c*a is an intermediate of the input); c*a + k is not.
-    scaled = {"x": quorem.var("a") * 3, "C": 1, "D": 2}
+    scaled: dict[str, Binding] = {"x": quorem.var("a") * 3, "C": 1, "D": 2}
     assert fits_int64(_template("x // D"), scaled, Semantics.FLOOR)
-    offset = {"x": quorem.var("a") * 3 + 1, "C": 1, "D": 2}
+    offset: dict[str, Binding] = {"x": quorem.var("a") * 3 + 1, "C": 1, "D": 2}
     assert not fits_int64(_template("x // D"), offset, Semantics.FLOOR)
 
 
@@ -82,7 +93,7 @@ def test_limits_are_inclusive() -> None:
 
 def test_division_by_a_range_containing_zero() -> None:
     x = quorem.var("x", -(2**62), 2**62)
-    env = {"x": x, "C": 0, "D": 0}
+    env: dict[str, Binding] = {"x": x, "C": 0, "D": 0}
     assert not fits_int64(_template("x // D"), env, Semantics.FLOOR)  # no value at all
 
 
@@ -195,13 +206,14 @@ def test_simplify_introduces_no_overflow(  # noqa: PLR0917  (one parameter per d
 
 def test_compiled_and_reference_agree_on_the_guard() -> None:
     reference = RuleSet(list(default_ruleset()), compiled=False)
-    for text, box in [
+    cases: list[tuple[str, dict[str, tuple[int | None, int | None]]]] = [
         ("(x % 3)*5 + (x // 3)*15", {"x": (0, 2**58)}),
         ("(x % 3)*5 + (x // 3)*15", {"x": (0, 2**62)}),
         ("(x % 3)*5 + (x // 3)*15", {"x": (0, None)}),
         ("(x*4 + y*6 + 3) % 4", {"x": (0, 10), "y": (0, 2**61)}),
         ("(x*4 + y*6 + 3) % 4", {"x": (0, 10), "y": (0, 2**62)}),
-    ]:
+    ]
+    for text, box in cases:
         t = quorem.parse(text, box)
         assert quorem.simplify(t) is quorem.simplify(t, reference), text
 
@@ -283,6 +295,7 @@ def test_the_magnitude_fast_path_answers_as_the_interval_walk(
     e, sem = template
     env: dict[str, Any] = {}
     for name, kind in _names_in(e).items():
+        items: list[Term] | list[int]
         if kind in (NameKind.TERM, NameKind.SEQ_TERM):
             items = [quorem.var(f"{name}{i}", *data.draw(_range())) for i in range(n)]
         else:

@@ -83,8 +83,11 @@ def test_deep_nested_sum() -> None:
     r = quorem.explain(t)
     assert r.reason is quorem.StopReason.FIXED_POINT
     want = quorem.sum_of(
-        [quorem.var("x", 0, 5), depth]
-        + [quorem.var(f"y{i}", 0, 7) * len(range(i, depth, 7)) for i in range(7)]
+        [
+            quorem.var("x", 0, 5),
+            depth,
+            *[quorem.var(f"y{i}", 0, 7) * len(range(i, depth, 7)) for i in range(7)],
+        ]
     )
     assert r.term is want
 

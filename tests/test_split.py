@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import itertools
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -32,6 +33,7 @@ from quorem.verify.split import (  # noqa: E402
     DIVISOR_RELATIONS,
     GCD_RELATIONS,
     NUMERATOR_RELATIONS,
+    Split,
     exhaustive,
     sign_cases,
     split_plan,
@@ -42,7 +44,7 @@ SEMANTICS = (Semantics.FLOOR, Semantics.TRUNC, Semantics.EUCLID)
 
 def _unsat_z3(assertions: list[object]) -> bool:
     """Z3's answer on the text, with quorem verify's restart schedule (prove.check_query)."""
-    parsed = list(z3.parse_smt2_string(smt2_text(assertions)))  # type: ignore[arg-type]
+    parsed = list(z3.parse_smt2_string(smt2_text(assertions)))
     answer, _ = check_query(parsed, 20.0)
     return bool(answer == z3.unsat)
 
@@ -53,7 +55,7 @@ def _unsat_cvc5(assertions: list[object]) -> bool:
     slv = cvc5.Solver(tm)
     slv.setOption("tlimit-per", "20000")
     parser = cvc5.InputParser(slv)
-    text = smt2_text(assertions).replace("(check-sat)", "")  # type: ignore[arg-type]
+    text = smt2_text(assertions).replace("(check-sat)", "")
     parser.setStringInput(cvc5.InputLanguage.SMT_LIB_2_6, text, "test")
     sm = parser.getSymbolManager()
     while True:
@@ -114,7 +116,8 @@ def test_native_division_is_the_purified_division(sem: Semantics, known: str) ->
         size = p if b_signs == b_known or sb > 0 else -p  # |b|
         sign = sb if sem is Semantics.FLOOR else 1 if sem is Semantics.EUCLID else sa
 
-        def plain(q: object, r: object, a: object = a, b: object = b) -> object:
+        # Z3's values are Any to the type checker (z3-solver ships no types).
+        def plain(q: Any, r: Any, a: Any = a, b: Any = b) -> Any:
             rng = z3.And(r >= 0, r < size) if sign > 0 else z3.And(r <= 0, r > -size)  # noqa: B023
             return z3.And(a == b * q + r, rng)
 
@@ -147,7 +150,7 @@ def test_native_division_agrees_with_the_engine_on_a_grid() -> None:
 def test_sign_cases_are_exhaustive() -> None:
     """The cases of a split cover every assignment; one case fewer does not."""
     for n in range(4):
-        plan = [(f"N{i}", DIVISOR_RELATIONS) for i in range(n)]
+        plan: Split = [(f"N{i}", DIVISOR_RELATIONS) for i in range(n)]
         plan += [("x", NUMERATOR_RELATIONS)]
         cases = sign_cases(plan)
         assert len(cases) == 3**n * 2

@@ -11,7 +11,7 @@ import pytest
 pytest.importorskip("z3")
 
 from quorem.cli import verify as cli
-from quorem.interpret import evaluate_expr
+from quorem.interpret import Env, evaluate_expr
 from quorem.ops import Semantics
 from quorem.rule import Binary, Expr
 from quorem.rulefile import load_rule_files, parse_rules
@@ -187,7 +187,7 @@ def test_a_guard_no_conjunction_states_is_found_as_a_disjunction() -> None:
     assert _proven(s.text)
     # Both sign cases fire: K > 0 with d > 0, and K < 0 with d < 0.
     for k, lo, hi in ((2, 1, 5), (-2, -5, -1)):
-        env = {"K": k, "C": 0, "x": var("x", 0, 9), "y": var("y", 0, 9), "d": var("d", lo, hi)}
+        env: Env = {"K": k, "C": 0, "x": var("x", 0, 9), "y": var("y", 0, 9), "d": var("d", lo, hi)}
         assert evaluate_expr(s.guard, env, Semantics.FLOOR) is True, (k, render_expr(s.guard))
 
 

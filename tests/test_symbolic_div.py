@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import random
 import warnings
+from collections.abc import Sequence
 
 import pytest
 from hypothesis import given, settings
@@ -135,6 +136,11 @@ def test_quotient_overflow_stops_the_split() -> None:
 _ATOMS = [var("x", -4, 4), var("y", 0, 5), var("z", 1, 3), var("w", -2, 2)]
 
 
+def _pick(rng: random.Random, options: Sequence[Term | int]) -> Term | int:
+    """``rng.choice`` over terms and constants (typed: a list of both is a list of objects)."""
+    return rng.choice(options)
+
+
 def _monomial(rng: random.Random) -> tuple[int, list[Term]]:
     return rng.choice([1, 1, 2, -3, 6]), [rng.choice(_ATOMS) for _ in range(rng.randint(0, 3))]
 
@@ -164,7 +170,7 @@ def test_quotient_times_divisor_is_the_term(seed: int) -> None:
         c, fs = _monomial(rng)
         u = product([const(c), *fs])
         extra = _poly(rng)
-        t = rng.choice([extra * u, extra * u + rng.choice([0, 1, _ATOMS[0]]), extra])
+        t = rng.choice([extra * u, extra * u + _pick(rng, [0, 1, _ATOMS[0]]), extra])
         q = monomial_quotient(t, u)
         assert (q is not None) == monomial_divides(u, t)
         if q is None:
@@ -185,7 +191,7 @@ def test_rules_are_compiled_and_agree_with_the_reference() -> None:
     rng = random.Random(7)
     for _ in range(300):
         u = product([const(rng.choice([1, 2, -2, 3])), *rng.sample(_ATOMS, rng.randint(1, 2))])
-        num = _poly(rng) * u + rng.choice([0, _poly(rng)])
+        num = _poly(rng) * u + _pick(rng, [0, _poly(rng)])
         for sem in (FLOOR, TRUNC):
             for t in (quorem.div(num, u, sem), quorem.mod(num, u, sem)):
                 for c in rules.rules_for(t.op):

@@ -8,6 +8,7 @@ import os
 import subprocess
 import sys
 import textwrap
+from collections.abc import Callable, Generator
 from typing import Any
 
 import pytest
@@ -254,7 +255,7 @@ def test_addends_view(a: Term, b: Term) -> None:
         (lambda x: (x + 5) // (x - x), "(a + 5) // 0"),
     ],
 )
-def test_division_by_constant_zero_raises(build, text: str) -> None:
+def test_division_by_constant_zero_raises(build: Callable[[Term], Term], text: str) -> None:
     """Dividing by the constant 0 raises TermError naming the numerator and operator."""
     x = var("a", 0, 15)
     with pytest.raises(TermError, match="division by zero") as info:
@@ -320,8 +321,9 @@ def test_term_has_no_truth_value(a: Term, b: Term) -> None:
         bool(a)
     with pytest.raises(TypeError):
         bool(a < b)
+    left: object = a  # as a Term, mypy knows its truth value raises: `and b` unreachable
     with pytest.raises(TypeError):
-        _ = a and b  # `and` asks for the truth value of a
+        _ = left and b  # `and` asks for the truth value of a
     with pytest.raises(TypeError):
         _ = 1 if a < b else 0
 
@@ -489,6 +491,7 @@ def test_rebuilt_while_its_dead_entry_awaits_removal() -> None:
     is interned once, and the deferred removal leaves the new entry in place."""
     keep = var("keep_iterating", 0, 1)
     values = iter(term_module._TABLE.values())
+    assert isinstance(values, Generator)  # WeakValueDictionary.values() is a generator
     assert next(values) is not None  # the table is being iterated: removals are deferred from here
     t = var("dying", 0, 9) * 7919 + 31
     key = (t.op, t.args, t.arg)

@@ -17,7 +17,7 @@ from support import examples
 
 import quorem
 from quorem import term as tm
-from quorem.ops import Semantics
+from quorem.ops import Op, Semantics
 
 BOUNDS = {"x": (0, 7), "y": (-3, 5), "z": (None, None)}
 VARS = {name: tm.var(name, lo, hi) for name, (lo, hi) in BOUNDS.items()}
@@ -107,7 +107,7 @@ def test_long_product_in_every_association() -> None:
     assert quorem.parse(left) is want
     assert quorem.parse(right) is want
     assert quorem.parse(scaled) is tm.linear([(want, 3)])
-    assert want.op is tm.Op.MUL and len(want.args) == n
+    assert want.op is Op.MUL and len(want.args) == n
 
 
 def test_long_sum_in_every_association() -> None:

@@ -17,6 +17,7 @@ from support import examples
 
 import quorem
 from quorem import term as tm
+from quorem.ops import Op
 from quorem.printer import brief, to_text
 from quorem.syntax import MAX_DIGITS, RESERVED, parse_int
 
@@ -65,7 +66,7 @@ def test_python_keywords_are_not_names(word: str) -> None:
 def test_soft_keywords_stay_names() -> None:
     """`match`, `case`, `type` and `_` are names in Python expressions too."""
     t = quorem.parse("match + case + type + _")
-    assert t.op is tm.Op.ADD and len(t.args) == 4
+    assert t.op is Op.ADD and len(t.args) == 4
 
 
 @pytest.mark.parametrize("text", ["x + \u0661", "\u00e9 + 1", "x\u200b + 1", "x + \uff11"])

@@ -23,6 +23,7 @@ from support import REPO, run_verify  # noqa: E402
 
 from quorem import proofdigest as digest  # noqa: E402  (where code_digest lives)
 from quorem.cli import verify as cli  # noqa: E402
+from quorem.cli.args import EXIT_BROKEN_PIPE, EXIT_INTERRUPTED  # noqa: E402
 from quorem.ruleset import default_ruleset  # noqa: E402
 from quorem.verify import jobs  # noqa: E402
 from quorem.verify.cache import ProofCache  # noqa: E402
@@ -198,7 +199,7 @@ def test_interrupt_keeps_the_proofs_done(
         m.setattr(jobs, "_run", interrupted_on_the_third)
         code = cli.main(argv)
     captured = capsys.readouterr()
-    assert code == cli.EXIT_INTERRUPTED == 130
+    assert code == EXIT_INTERRUPTED == 130
     assert "interrupted" in captured.err and "Traceback" not in captured.err
     done = sum(len(job.kinds) for job in calls[:2])
     code, out = run_verify(argv, capsys)
@@ -230,7 +231,7 @@ def test_ctrl_c_in_a_real_run(tmp_path: Path, cache_dir: Path) -> None:
     assert time.monotonic() - start < 10
     if proc.returncode == cli.EXIT_PROVEN:
         pytest.skip("the run finished before the interrupt arrived")
-    assert proc.returncode == cli.EXIT_INTERRUPTED, err
+    assert proc.returncode == EXIT_INTERRUPTED, err
     assert "Traceback" not in err and "interrupted" in err
     assert json.loads((cache_dir / "proofs.json").read_text())
 
@@ -245,7 +246,7 @@ def test_a_closed_pipe_ends_quietly(cache_dir: Path) -> None:
     assert proc.stdout is not None and proc.stderr is not None
     proc.stdout.close()  # the reader is gone before the first line
     err = proc.stderr.read().decode()
-    assert proc.wait(timeout=60) == cli.EXIT_BROKEN_PIPE
+    assert proc.wait(timeout=60) == EXIT_BROKEN_PIPE
     assert "Traceback" not in err and "BrokenPipe" not in err, err
 
 

@@ -26,6 +26,7 @@ from __future__ import annotations
 import operator
 import random
 from collections.abc import Callable, Iterator, Sequence
+from typing import Protocol
 
 from benchmarks.classes import ClassCase, class_case
 
@@ -112,7 +113,17 @@ def _division_cases(
         yield text, {"x": (lo, hi)}, want, "division compared with a constant"
 
 
-def _pred(f: Callable[[int], int], op: str, c: int) -> Callable[[int], bool]:
+class _Side(Protocol):
+    """One side of a comparison as a function of the variable.
+
+    A protocol, not a ``Callable``: the cases pass lambdas that bind loop variables as
+    defaults, and a ``Callable[[int], int]`` context does not type such a lambda.
+    """
+
+    def __call__(self, v: int, /) -> int: ...
+
+
+def _pred(f: _Side, op: str, c: int) -> Callable[[int], bool]:
     """``f(v) op c`` (``_compare_text`` mirrors the operator with the sides: the same)."""
     cmp = _OPS[op]
     return lambda v: cmp(f(v), c)
@@ -272,8 +283,8 @@ def _remainder_cases(
         text = _compare_text(f"(x*{d} + y) % {d}", op, c, False)
         bounds = {"x": (0, 5), "y": (0, d - 1)}
         pred = _pred(lambda v: v, op, c)
-        want = _one_variable("y", (0, d - 1), pred, op, fallback=text)
-        yield text, bounds, dict.fromkeys(SEMANTICS, want), "remainder compared with a constant"
+        same = _one_variable("y", (0, d - 1), pred, op, fallback=text)
+        yield text, bounds, dict.fromkeys(SEMANTICS, same), "remainder compared with a constant"
 
 
 def _both_sides_cases(

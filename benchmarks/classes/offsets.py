@@ -12,7 +12,7 @@ form is the input itself.
 from __future__ import annotations
 
 import random
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import Protocol
 
 from benchmarks.classes import CaseList, ClassCase
@@ -37,8 +37,14 @@ def _weighted(term: str, weight: int) -> str:
 
 class _Add(Protocol):
     def __call__(
-        self, expr: str, bounds: dict[str, tuple[int, int]], source: str, *, floor: str, trunc: str
-    ) -> None: ...
+        self,
+        expr: str,
+        bounds: Mapping[str, tuple[int, int]],
+        source: str,
+        *,
+        floor: str,
+        trunc: str,
+    ) -> object: ...
 
 
 def cases(rng: random.Random) -> Iterator[ClassCase]:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import ast
 import random
 import re
+from collections.abc import Sequence
 from functools import cache
 from pathlib import Path
 from typing import ClassVar, Final
@@ -21,6 +22,7 @@ from benchmarks.fuzz import mutate
 from benchmarks.fuzz.harness import Case, Target, WrongResultError
 from quorem import QuoremError
 from quorem.hlo.indexing import (
+    OperandMaps,
     fused_input_to_output,
     fused_output_to_input,
     input_to_output,
@@ -177,8 +179,7 @@ class HloText(Target):
                     n += self._maps(per)
             return n
         if case["fused"]:
-            per = fused_output_to_input(module, comp, case["output"], **opts)
-            n += self._maps(per)
+            n += self._maps(fused_output_to_input(module, comp, case["output"], **opts))
             for p in sorted(comp.parameters())[:3]:
                 n += self._maps(fused_input_to_output(module, comp, p, **opts))
             return n
@@ -189,9 +190,9 @@ class HloText(Target):
         return n
 
     @staticmethod
-    def _maps(per: object) -> int:
+    def _maps(per: Sequence[OperandMaps]) -> int:
         n = 0
-        for maps in per:  # type: ignore[attr-defined]
+        for maps in per:
             for m in maps:
                 if not m:  # unknown indexing
                     continue

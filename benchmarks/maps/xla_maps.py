@@ -15,9 +15,8 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 OUT = Path(__file__).with_name("xla_maps.jsonl")
 
@@ -167,8 +166,8 @@ def _reshape_cases() -> list[dict[str, Any]]:
     out = []
     for shapes in _RESHAPE_CHAINS:
         m = reshape_map(shapes[1], shapes[0])
-        for a, b in zip(shapes[1:], [*shapes[2:], shapes[0]], strict=True):
-            m = compose(m, reshape_map(b, a))
+        for src, dst in zip(shapes[1:], [*shapes[2:], shapes[0]], strict=True):
+            m = compose(m, reshape_map(dst, src))
         chain = " -> ".join(str(s) for s in [*shapes, shapes[0]])
         out.append(
             {
@@ -232,7 +231,17 @@ def _minmax_cases() -> list[dict[str, Any]]:
     return out
 
 
-def _one_side_exact(k: int, rest: list[int], box_d: range, holds: Callable[[int], bool]) -> bool:
+class _Bound(Protocol):
+    """One side of a constraint, as a test of a value.
+
+    A protocol, not a ``Callable``: the cases pass lambdas that bind loop variables as
+    defaults, and a ``Callable[[int], bool]`` context does not type such a lambda.
+    """
+
+    def __call__(self, v: int, /) -> bool: ...
+
+
+def _one_side_exact(k: int, rest: list[int], box_d: range, holds: _Bound) -> bool:
     """Whether ``holds(k*d0 + rest)`` is, for every d0, the same for every rest value."""
     return all(len({holds(k * d + r) for r in rest}) == 1 for d in box_d)
 
