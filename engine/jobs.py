@@ -196,7 +196,7 @@ class _BatchChunk:
 
 def _batch_lines(chunk: _BatchChunk, ruleset: RuleSet) -> list[_LineOutput]:
     """Each line's output, as the in-process batch writes it."""
-    from quorem.cli.main import batch_line  # noqa: PLC0415  (cli imports this module)
+    from quorem.cli.batch import batch_line  # noqa: PLC0415  (cli imports this module)
 
     done: list[_LineOutput] = []
     for lineno, text in chunk.lines:

@@ -19,7 +19,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import quorem
-from quorem.cli.main import parse_var
+from quorem.cli.expressions import parse_var
 from quorem.ops import Op, Semantics
 from quorem.walk import free_names
 from strategies import bounds, expressions

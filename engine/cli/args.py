@@ -1,4 +1,7 @@
-"""What the command-line subcommands share: argument types, and how a closed pipe ends."""
+"""What the command-line subcommands share.
+
+Argument types, exit statuses, the usage error, and how a closed pipe ends.
+"""
 
 from __future__ import annotations
 
@@ -10,13 +13,24 @@ from typing import Final
 __all__ = [
     "EXIT_BROKEN_PIPE",
     "EXIT_INTERRUPTED",
+    "EXIT_LINE_ERRORS",
+    "EXIT_OK",
+    "EXIT_USAGE",
+    "CliError",
     "non_negative",
     "positive",
     "silence_stdout",
 ]
 
+EXIT_OK: Final = 0
+EXIT_LINE_ERRORS: Final = 1  # a negative finding: bad batch lines, a wrong step, ...
+EXIT_USAGE: Final = 2
 EXIT_BROKEN_PIPE: Final = 1  # the report was cut short
 EXIT_INTERRUPTED: Final = 130
+
+
+class CliError(Exception):
+    """A usage or input error: printed as ``quorem COMMAND: error: <message>``, exit status 2."""
 
 
 def non_negative(text: str) -> int:
