@@ -29,7 +29,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, MutableMapping
 from typing import Any, Final
 
-from quorem.adapters._common import bounded_var, is_boolean, leaf_name, select
+from quorem.adapters._common import TermWriter, bounded_var, leaf_name, select
 from quorem.api import simplify as simplify_term
 from quorem.errors import QuoremError
 from quorem.ops import Op, Semantics
@@ -283,19 +283,47 @@ def from_term(term: Term, leaves: Mapping[str, Any] | None = None, *, dtype: Any
     dt = dtypes.weakint if dtype is None else dtype
     want_bool = dt == dtypes.bool
     known = leaves if isinstance(leaves, MutableMapping) else dict(leaves or {})
-    writer = _Writer(known, dtypes.weakint if want_bool else dt)
+    writer = _UOpWriter(known, dtypes.weakint if want_bool else dt)
     for t in postorder(term):
         writer.build(t)
     return writer.condition(term) if want_bool else writer.value(term)
 
 
-class _Writer:
-    """Terms to UOps; ``built`` holds each subterm's UOp, int or bool as it is made."""
+def _alu(op: Any, a: Any, b: Any) -> Any:
+    """``op(a, b)`` with both operands in one dtype (a leaf may be a sized int)."""
+    if a.dtype != b.dtype:
+        common = least_upper_dtype(a.dtype, b.dtype)
+        a, b = a.cast(common), b.cast(common)
+    return a.alu(op, b)
 
-    def __init__(self, leaves: MutableMapping[str, Any], dtype: Any) -> None:
-        self.leaves = leaves
-        self.dtype = dtype
-        self.built: dict[Term, Any] = {}
+
+def _less_equal(w: TermWriter, a: Term, b: Term) -> Any:
+    return w.value(a) < w.value(b) + w.const(1)  # integers: a <= b is a < b + 1
+
+
+_BINARY: Final[dict[Op, Callable[[Any, Any], Any]]] = {
+    Op.FLOORDIV: lambda a, b: _alu(Ops.FLOORDIV, a, b),
+    Op.FLOORMOD: lambda a, b: _alu(Ops.FLOORMOD, a, b),
+    Op.TRUNCDIV: lambda a, b: _alu(Ops.CDIV, a, b),
+    Op.TRUNCMOD: lambda a, b: _alu(Ops.CMOD, a, b),
+    Op.MAX: lambda a, b: a.maximum(b),
+    Op.MIN: lambda a, b: a.minimum(b),
+}
+_CONDITIONS: Final[dict[Op, Callable[[TermWriter, Term, Term], Any]]] = {
+    Op.LT: lambda w, a, b: w.value(a) < w.value(b),
+    Op.LE: _less_equal,
+    Op.EQ: lambda w, a, b: w.value(a).eq(w.value(b)),
+    Op.NE: lambda w, a, b: w.value(a).ne(w.value(b)),
+    Op.AND: lambda w, a, b: w.condition(a) & w.condition(b),
+    Op.OR: lambda w, a, b: w.condition(a) | w.condition(b),
+}
+
+
+class _UOpWriter(TermWriter):
+    """Terms to UOps (see :class:`~quorem.adapters._common.TermWriter`)."""
+
+    binary = _BINARY
+    conditions = _CONDITIONS
 
     def const(self, v: int) -> Any:
         # UOp.const keeps any Python int, and a sized int's kernel would wrap it: a
@@ -305,39 +333,26 @@ class _Writer:
         return UOp.const(v, self.dtype)
 
     def value(self, t: Term) -> Any:
-        """``t``'s UOp as an int (a bool is cast)."""
         u = self.built[t]
         return u.cast(self.dtype) if u.dtype == dtypes.bool else u
 
     def condition(self, t: Term) -> Any:
-        """``t``'s UOp as a bool (an int is compared with 0)."""
         u = self.built[t]
         return u if u.dtype == dtypes.bool else u.ne(self.const(0))
 
-    def build(self, t: Term) -> None:
-        op = t.op
-        if op is Op.CONST:
-            self.built[t] = self.const(t.value)
-        elif op is Op.VAR:
-            name, lo, hi = t.arg
-            found = self.leaves.get(name)
-            if found is None:
-                lo = self.dtype.min if lo is None else lo
-                hi = self.dtype.max if hi is None else hi
-                found = self.leaves[name] = UOp.variable(name, lo, hi, self.dtype)
-            self.built[t] = found
-        elif op is Op.ADD:
-            self.built[t] = self._sum(t)
-        elif op is Op.MUL:
-            self.built[t] = self._product(t)
-        elif op in _CONDITIONS:
-            a, b = t.args
-            self.built[t] = _CONDITIONS[op](self, a, b)
-        else:
-            a, b = (self.value(x) for x in t.args)
-            self.built[t] = self._binary(op, t, a, b)
+    def leaf(self, t: Term) -> Any:
+        name, lo, hi = t.arg
+        found = self.leaves.get(name)
+        if found is None:
+            lo = self.dtype.min if lo is None else lo
+            hi = self.dtype.max if hi is None else hi
+            found = self.leaves[name] = UOp.variable(name, lo, hi, self.dtype)
+        return found
 
-    def _sum(self, t: Term) -> Any:
+    def is_bool_leaf(self, leaf: Any) -> bool:
+        return bool(getattr(leaf, "dtype", None) == dtypes.bool)
+
+    def sum(self, t: Term) -> Any:
         pairs, k = t.addends()
         # Positive coefficients first, so x - y is written ADD(x, MUL(y, -1)) as tinygrad's
         # own subtraction is, not with the negated term first.
@@ -349,79 +364,20 @@ class _Writer:
             out = x if out is None else out + x
         return out if k == 0 else out + self.const(k)
 
-    def _product(self, t: Term) -> Any:
-        conds = [self.condition(f) for f in t.args if _is_condition(f, self.leaves)]
-        rest = [self.value(f) for f in t.args if not _is_condition(f, self.leaves)]
-        body = None
-        for x in rest:
-            body = x if body is None else body * x
-        if not conds:
-            return body
-        cond = conds[0]
-        for c in conds[1:]:
-            cond = cond & c
-        # c * x is x where c holds, else 0: a WHERE, as tinygrad writes selections.
-        return cond.cast(self.dtype) if body is None else cond.where(body, self.const(0))
+    def mul(self, a: Any, b: Any) -> Any:
+        return a * b
 
-    def _binary(self, op: Op, t: Term, a: Any, b: Any) -> Any:
-        if op is Op.FLOORDIV:
-            return _alu(Ops.FLOORDIV, a, b)
-        if op is Op.FLOORMOD:
-            return _alu(Ops.FLOORMOD, a, b)
-        if op is Op.TRUNCDIV:
-            return _alu(Ops.CDIV, a, b)
-        if op is Op.TRUNCMOD:
-            return _alu(Ops.CMOD, a, b)
-        if op is Op.MAX:
-            return a.maximum(b)
-        if op is Op.MIN:
-            return a.minimum(b)
-        minus = self.const(-1)
-        if op is Op.CEILDIV:  # ceil(a/b) = -floor(-a/b), for either sign of b
-            return _alu(Ops.FLOORDIV, a * minus, b) * minus
-        # Euclidean: the remainder is a mod |b| (floor), the quotient floor(a/|b|)*sign(b).
-        divisor = t.args[1]
-        if divisor.vmin is not None and divisor.vmin > 0:
-            magnitude, sign = b, 1
-        elif divisor.vmax is not None and divisor.vmax < 0:
-            magnitude, sign = b * minus, -1
-        else:
-            magnitude, sign = b.maximum(b * minus), 0
-        if op is Op.EUCLIDMOD:
-            return _alu(Ops.FLOORMOD, a, magnitude)
-        q = _alu(Ops.FLOORDIV, a, magnitude)
-        if sign:
-            return q if sign > 0 else q * minus
-        return (b < self.const(0)).where(q * minus, q)
+    def both(self, a: Any, b: Any) -> Any:
+        return a & b
 
+    def to_int(self, cond: Any) -> Any:
+        return cond.cast(self.dtype)
 
-def _alu(op: Any, a: Any, b: Any) -> Any:
-    """``op(a, b)`` with both operands in one dtype (a leaf may be a sized int)."""
-    if a.dtype != b.dtype:
-        common = least_upper_dtype(a.dtype, b.dtype)
-        a, b = a.cast(common), b.cast(common)
-    return a.alu(op, b)
+    def less(self, a: Any, b: Any) -> Any:
+        return a < b
 
-
-def _is_condition(t: Term, leaves: Mapping[str, Any]) -> bool:
-    """Whether ``t`` is written as a bool UOp: a comparison, logic, or a bool leaf."""
-    if is_boolean(t):
-        return True
-    return t.op is Op.VAR and getattr(leaves.get(t.name), "dtype", None) == dtypes.bool
-
-
-def _less_equal(w: _Writer, a: Term, b: Term) -> Any:
-    return w.value(a) < w.value(b) + w.const(1)  # integers: a <= b is a < b + 1
-
-
-_CONDITIONS: Final[dict[Op, Callable[[_Writer, Term, Term], Any]]] = {
-    Op.LT: lambda w, a, b: w.value(a) < w.value(b),
-    Op.LE: _less_equal,
-    Op.EQ: lambda w, a, b: w.value(a).eq(w.value(b)),
-    Op.NE: lambda w, a, b: w.value(a).ne(w.value(b)),
-    Op.AND: lambda w, a, b: w.condition(a) & w.condition(b),
-    Op.OR: lambda w, a, b: w.condition(a) | w.condition(b),
-}
+    def choose(self, cond: Any, if_true: Any, if_false: Any) -> Any:
+        return cond.where(if_true, if_false)  # a WHERE, as tinygrad writes selections
 
 
 def uop_count(uop: Any) -> int:
