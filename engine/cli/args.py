@@ -10,6 +10,8 @@ import os
 import sys
 from typing import Final
 
+from quorem.ops import Semantics
+
 __all__ = [
     "EXIT_BROKEN_PIPE",
     "EXIT_INTERRUPTED",
@@ -17,6 +19,7 @@ __all__ = [
     "EXIT_OK",
     "EXIT_USAGE",
     "CliError",
+    "add_semantics_option",
     "non_negative",
     "positive",
     "silence_stdout",
@@ -31,6 +34,16 @@ EXIT_INTERRUPTED: Final = 130
 
 class CliError(Exception):
     """A usage or input error: printed as ``quorem COMMAND: error: <message>``, exit status 2."""
+
+
+def add_semantics_option(parser: argparse.ArgumentParser, help_text: str) -> None:
+    """Add ``--semantics floor|trunc|euclid`` (the meaning of ``//`` and ``%``; default floor)."""
+    parser.add_argument(
+        "--semantics",
+        choices=[s.value for s in Semantics],
+        default=Semantics.FLOOR.value,
+        help=help_text,
+    )
 
 
 def non_negative(text: str) -> int:

@@ -10,6 +10,7 @@ discover`` read their corpora with the same :func:`numbered_lines`, :func:`decod
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 import re
@@ -40,13 +41,13 @@ from quorem.syntax import MAX_DIGITS, parse_int
 __all__ = [
     "BatchJob",
     "LineError",
+    "batch_input",
     "batch_line",
     "batch_record",
     "decode",
     "job_of",
     "numbered_lines",
     "run_batch",
-    "run_batch_source",
     "simplify_job",
 ]
 
@@ -340,25 +341,20 @@ def run_batch(
     return status
 
 
-def run_batch_source(
-    source: str,
-    default: Semantics,
-    max_steps: int | None,
-    out: TextIO,
-    err: TextIO,
-    *,
-    ruleset: RuleSet | None = None,
-    explain: bool = False,
-    jobs: int = 1,
-) -> int:
-    """Run a batch from file ``source``, or from standard input when it is ``-``."""
-    opts: dict[str, Any] = {"ruleset": ruleset, "explain": explain, "jobs": jobs}
+@contextlib.contextmanager
+def batch_input(source: str) -> Iterator[Iterable[bytes | str]]:
+    """The lines of file ``source`` (as bytes), or of standard input when it is ``-``.
+
+    Raises CliError (a usage error) when the file cannot be opened; the file is closed
+    when the ``with`` block ends.
+    """
     if source == "-":
         stdin = sys.stdin
-        return run_batch(getattr(stdin, "buffer", stdin), default, max_steps, out, err, **opts)
+        yield getattr(stdin, "buffer", stdin)
+        return
     try:
         stream = open(source, "rb")  # noqa: SIM115  (only open errors are input errors)
     except OSError as exc:
         raise CliError(f"cannot read {source}: {exc.strerror or exc}") from None
     with stream:
-        return run_batch(stream, default, max_steps, out, err, **opts)
+        yield stream

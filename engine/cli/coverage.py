@@ -10,13 +10,17 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Final, TextIO
 
-from quorem.cli.args import EXIT_LINE_ERRORS, EXIT_OK, non_negative, positive
-from quorem.cli.batch import LineError, decode, job_of, numbered_lines
+from quorem.cli.args import (
+    EXIT_LINE_ERRORS,
+    EXIT_OK,
+    add_semantics_option,
+    non_negative,
+    positive,
+)
+from quorem.cli.batch import LineError, batch_input, decode, job_of, numbered_lines
 from quorem.cli.rules_options import add_rules_options, ruleset_from_args
 from quorem.coverage.collect import Case, coverage
 from quorem.coverage.render import to_html, to_json, to_text
@@ -60,11 +64,8 @@ def add_parser(subs: Any) -> None:
         "corpus", nargs="+", metavar="CORPUS.jsonl", help="a corpus file ('-' for stdin)"
     )
     add_rules_options(p)
-    p.add_argument(
-        "--semantics",
-        choices=[s.value for s in Semantics],
-        default=Semantics.FLOOR.value,
-        help="meaning of // and %% for lines without a 'semantics' field (default floor)",
+    add_semantics_option(
+        p, "meaning of // and %% for lines without a 'semantics' field (default floor)"
     )
     p.add_argument(
         "--max-steps",
@@ -102,40 +103,29 @@ def read_cases(
 ) -> tuple[list[Case], int]:
     """The cases of every corpus, and how many lines could not be read.
 
-    Each line not read is reported on ``err`` as ``COMMAND: FILE:LINE: why``.
+    Each line not read is reported on ``err`` as ``COMMAND: FILE:LINE: why``; a corpus
+    that cannot be opened raises :class:`~quorem.cli.args.CliError`.
     """
     cases: list[Case] = []
     bad = 0
     for source in sources:
-        for lineno, text in _stream_lines(source):
-            where = f"{source}:{lineno}"
-            if text is None:
-                err.write(f"{command}: {where}: not valid UTF-8\n")
-                bad += 1
-                continue
-            if not text.strip():
-                continue
-            try:
-                job = job_of(decode(text), default)
-            except LineError as exc:
-                err.write(f"{command}: {where}: {exc}\n")
-                bad += 1
-                continue
-            cases.append(Case(job.id or where, job.term, job.semantics, job.given))
+        with batch_input(source) as stream:
+            for lineno, text in numbered_lines(stream):
+                where = f"{source}:{lineno}"
+                if text is None:
+                    err.write(f"{command}: {where}: not valid UTF-8\n")
+                    bad += 1
+                    continue
+                if not text.strip():
+                    continue
+                try:
+                    job = job_of(decode(text), default)
+                except LineError as exc:
+                    err.write(f"{command}: {where}: {exc}\n")
+                    bad += 1
+                    continue
+                cases.append(Case(job.id or where, job.term, job.semantics, job.given))
     return cases, bad
-
-
-def _stream_lines(source: str) -> Iterator[tuple[int, str | None]]:
-    if source == "-":
-        stdin = sys.stdin
-        yield from numbered_lines(getattr(stdin, "buffer", stdin))
-        return
-    try:
-        stream = open(source, "rb")  # noqa: SIM115  (only open errors are input errors)
-    except OSError as exc:
-        raise CoverageUsageError(f"cannot read {source}: {exc.strerror or exc}") from None
-    with stream:
-        yield from numbered_lines(stream)
 
 
 def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:

@@ -7,8 +7,8 @@ from collections.abc import Sequence
 from typing import Any, TextIO
 
 from quorem.api import Semantics
-from quorem.cli.args import EXIT_OK, CliError
-from quorem.cli.expressions import bounds_of, parse_expr, parse_var
+from quorem.cli.args import EXIT_OK, CliError, add_semantics_option
+from quorem.cli.expressions import add_var_option, bounds_of, parse_expr
 from quorem.cli.rules_options import add_rules_options, ruleset_from_args, unproven_note
 from quorem.emit import DEFAULT_NAME, LANGUAGES, emit
 from quorem.rewrite import rewrite
@@ -29,21 +29,9 @@ def add_parser(subs: Any) -> None:
         "Names the target cannot use (keywords, reserved or library names) are refused.",
     )
     emit_p.add_argument("expr", metavar="EXPR", help="expression, e.g. '(x*4 + y)//4'")
-    emit_p.add_argument(
-        "--var",
-        action="append",
-        default=[],
-        type=parse_var,
-        metavar="NAME=LO:HI",
-        help="a parameter and its inclusive bounds (repeatable, in parameter order)",
-    )
+    add_var_option(emit_p, "a parameter and its inclusive bounds (repeatable, in parameter order)")
     emit_p.add_argument("--lang", choices=LANGUAGES, default="c", help="target (default c)")
-    emit_p.add_argument(
-        "--semantics",
-        choices=[s.value for s in Semantics],
-        default=Semantics.FLOOR.value,
-        help="meaning of // and %% in EXPR (default floor)",
-    )
+    add_semantics_option(emit_p, "meaning of // and %% in EXPR (default floor)")
     emit_p.add_argument(
         "--name",
         default=DEFAULT_NAME,

@@ -21,6 +21,7 @@ from quorem.syntax import RESERVED
 __all__ = [
     "SHOW_LIMIT",
     "Bounds",
+    "add_var_option",
     "bounds_of",
     "caret",
     "check_range",
@@ -78,6 +79,13 @@ def parse_var(text: str) -> tuple[str, int | None, int | None]:
     except ValueError as exc:  # a BoundsError too
         raise argparse.ArgumentTypeError(f"{option}: {exc}") from None
     return name, lo, hi
+
+
+def add_var_option(parser: argparse.ArgumentParser, help_text: str) -> None:
+    """Add ``--var NAME=LO:HI`` (repeatable, parsed by :func:`parse_var`) to ``parser``."""
+    parser.add_argument(
+        "--var", action="append", default=[], type=parse_var, metavar="NAME=LO:HI", help=help_text
+    )
 
 
 def bounds_of(specs: Iterable[tuple[str, int | None, int | None]]) -> Bounds:

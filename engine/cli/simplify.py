@@ -10,10 +10,10 @@ import argparse
 from typing import Any, Final, TextIO
 
 from quorem.api import RewriteResult, Semantics, count_divmod, to_text
-from quorem.cli.args import EXIT_LINE_ERRORS, EXIT_OK, CliError, positive
-from quorem.cli.batch import run_batch_source
+from quorem.cli.args import EXIT_LINE_ERRORS, EXIT_OK, CliError, add_semantics_option, positive
+from quorem.cli.batch import batch_input, run_batch
 from quorem.cli.explain import explain_lines, warn_if_not_normal
-from quorem.cli.expressions import bounds_of, parse_expr, parse_var
+from quorem.cli.expressions import add_var_option, bounds_of, parse_expr
 from quorem.cli.rules_options import add_rules_options, ruleset_from_args, unproven_note
 from quorem.rewrite import DEFAULT_MAX_STEPS, rewrite_given
 from quorem.walk import free_names
@@ -63,19 +63,9 @@ def add_parser(subs: Any) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     simp.add_argument("expr", nargs="?", metavar="EXPR", help="expression, e.g. '(x*4 + y)//4'")
-    simp.add_argument(
-        "--var",
-        action="append",
-        default=[],
-        type=parse_var,
-        metavar="NAME=LO:HI",
-        help="inclusive bounds of a variable (repeatable)",
-    )
-    simp.add_argument(
-        "--semantics",
-        choices=[s.value for s in Semantics],
-        default=Semantics.FLOOR.value,
-        help="meaning of // and %%: floor (Python, default), trunc (C) or euclid (Halide)",
+    add_var_option(simp, "inclusive bounds of a variable (repeatable)")
+    add_semantics_option(
+        simp, "meaning of // and %%: floor (Python, default), trunc (C) or euclid (Halide)"
     )
     simp.add_argument(
         "--explain", action="store_true", help="also print each rule application and counts"
@@ -130,16 +120,17 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                 "--batch takes no EXPR, --var, --given or --validate (they are per line)"
             )
         ruleset = ruleset_from_args(args)
-        return run_batch_source(
-            args.batch,
-            semantics,
-            args.max_steps,
-            out,
-            err,
-            ruleset=ruleset,
-            explain=args.explain,
-            jobs=args.jobs,
-        )
+        with batch_input(args.batch) as stream:
+            return run_batch(
+                stream,
+                semantics,
+                args.max_steps,
+                out,
+                err,
+                ruleset=ruleset,
+                explain=args.explain,
+                jobs=args.jobs,
+            )
     if args.jobs != 1:
         raise CliError("--jobs applies to --batch (one expression is simplified in-process)")
     ruleset = ruleset_from_args(args)
