@@ -10,7 +10,7 @@ from quorem.ops import DIVISION_OPS, Op
 from quorem.printer import brief
 from quorem.term import Term
 
-__all__ = ["count_divmod", "evaluate"]
+__all__ = ["count_divmod", "division_counts", "evaluate"]
 
 
 def evaluate(term: Term, env: Mapping[str, int], *, check_bounds: bool = True) -> int:
@@ -62,6 +62,11 @@ def evaluate(term: Term, env: Mapping[str, int], *, check_bounds: bool = True) -
 
 def count_divmod(term: Term) -> int:
     """Number of ``//``/``%`` operations (any semantics) in ``term`` written out as a tree."""
+    return division_counts(term)[term]
+
+
+def division_counts(term: Term) -> dict[Term, int]:
+    """The :func:`count_divmod` of every subterm of ``term`` (itself included), in one pass."""
     counts: dict[Term, int] = {}
     stack: list[tuple[Term, bool]] = [(term, False)]
     while stack:
@@ -74,4 +79,4 @@ def count_divmod(term: Term) -> int:
             continue
         own = 1 if t.op in DIVISION_OPS or t.op is Op.CEILDIV else 0
         counts[t] = own + sum(counts[c] for c in t.args)
-    return counts[term]
+    return counts

@@ -1,4 +1,4 @@
-"""Worker processes for ``--jobs N``: ``quorem simplify --batch`` and ``quorem coverage``.
+"""Worker processes for ``--jobs N``: the pool ``quorem simplify --batch`` and coverage use.
 
 CPython runs one thread of Python code at a time, so threads do not make rewriting any
 faster (four threads take as long as one); worker processes do. A pool of ``N`` workers
@@ -17,35 +17,28 @@ Workers ignore Ctrl-C: the parent, interrupted, stops them (:func:`stop_pool`).
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
-import io
-import json
 import signal
 from collections import deque
 from collections.abc import Callable, Generator, Iterable, Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
-from typing import Final, TextIO, TypeVar
+from typing import Final, TypeVar
 
 from quorem.errors import QuoremError
-from quorem.ops import Semantics
 from quorem.rule import Rule
 from quorem.ruleset import RuleSet, default_ruleset
 
 __all__ = [
-    "BATCH_CHUNK",
     "JobsError",
     "RulesSpec",
     "chunks",
     "ordered_results",
-    "run_batch_in_workers",
     "start_pool",
     "stop_pool",
     "worker_ruleset",
 ]
 
-BATCH_CHUNK: Final = 16  # batch lines sent to a worker at a time
 _IN_FLIGHT: Final = 2  # chunks queued per worker, ahead of the one it is working on
 
 _T = TypeVar("_T")
@@ -176,96 +169,3 @@ def ordered_results(
         stop_pool(pool)
         raise
     pool.shutdown(wait=True)
-
-
-# ------------------------------------------------------------------------------- batch
-# One batch line's output: its JSON text (None for a blank line), what it wrote on
-# stderr (warnings), and whether it is an error.
-_LineOutput = tuple[str | None, str, bool]
-
-
-@dataclasses.dataclass(frozen=True, slots=True)
-class _BatchChunk:
-    """A chunk of batch lines and what every line needs (sent to a worker)."""
-
-    lines: list[tuple[int, str | None]]
-    default: Semantics
-    max_steps: int | None
-    explain: bool
-
-
-def _batch_lines(chunk: _BatchChunk, ruleset: RuleSet) -> list[_LineOutput]:
-    """Each line's output, as the in-process batch writes it."""
-    from quorem.cli.main import batch_line  # noqa: PLC0415  (cli imports this module)
-
-    done: list[_LineOutput] = []
-    for lineno, text in chunk.lines:
-        err = io.StringIO()
-        obj = batch_line(
-            lineno,
-            text,
-            chunk.default,
-            chunk.max_steps,
-            err,
-            ruleset=ruleset,
-            explain=chunk.explain,
-        )
-        if obj is None:
-            done.append((None, err.getvalue(), False))
-        else:
-            done.append((json.dumps(obj), err.getvalue(), "error" in obj))
-    return done
-
-
-def _batch_chunk(chunk: _BatchChunk) -> list[_LineOutput]:
-    """In a worker: :func:`_batch_lines` with the pool's rule set."""
-    return _batch_lines(chunk, worker_ruleset())
-
-
-def _write_lines(done: list[_LineOutput], out: TextIO, err: TextIO) -> bool:
-    """Write a chunk's outputs (each line's warnings first); whether one is an error."""
-    failed = False
-    for text, warnings, is_error in done:
-        if warnings:
-            err.write(warnings)
-        if text is not None:
-            out.write(text + "\n")
-        failed = failed or is_error
-    out.flush()
-    return failed
-
-
-def run_batch_in_workers(
-    lines: Iterable[tuple[int, str | None]],
-    default: Semantics,
-    max_steps: int | None,
-    out: TextIO,
-    err: TextIO,
-    *,
-    ruleset: RuleSet,
-    explain: bool,
-    jobs: int,
-    chunk_size: int | None = None,
-) -> bool:
-    """``quorem simplify --batch`` over ``lines`` in ``jobs`` worker processes.
-
-    ``lines`` are ``(line number, text or None if not UTF-8)``. Each line's output (and
-    its warnings on ``err``) is written in input order, exactly as the in-process batch
-    writes it, flushed after each chunk (of ``chunk_size`` lines, default
-    :data:`BATCH_CHUNK`). Returns whether some line had an error.
-
-    The first chunk is simplified here, before the workers start: it compiles the
-    dispatchers its lines need, which forked workers then inherit instead of each
-    compiling them again (about a second of start-up per worker otherwise).
-    """
-    size = BATCH_CHUNK if chunk_size is None else chunk_size
-    parts = (_BatchChunk(part, default, max_steps, explain) for part in chunks(lines, size))
-    first = next(parts, None)
-    if first is None:
-        return False
-    failed = _write_lines(_batch_lines(first, ruleset), out, err)
-    pool = start_pool(jobs, ruleset)
-    with contextlib.closing(ordered_results(pool, _batch_chunk, parts, jobs)) as results:
-        for done in results:
-            failed = _write_lines(done, out, err) or failed
-    return failed

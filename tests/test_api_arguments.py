@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 from strategies import bounds, expressions
 
 import quorem
-from quorem.cli.main import parse_var
+from quorem.cli.expressions import parse_var
 from quorem.ops import Op, Semantics
 from quorem.walk import free_names
 

@@ -1,4 +1,4 @@
-"""Tests of the ``quorem`` command line (quorem.cli.main)."""
+"""Tests of the ``quorem`` command line (quorem.cli)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,9 @@ from typing import Any
 import pytest
 
 import quorem
-from quorem.cli.main import DEMO_EXPR, main, parse_var
+from quorem.cli.demo import DEMO_EXPR
+from quorem.cli.expressions import parse_var
+from quorem.cli.main import main
 
 SEED_VARS = ["--var", "R3=0:3", "--var", "R4=0:1", "--var", "R2=0:3"]
 SEED_RESULT = "R2 + R3*8 + R4*4"

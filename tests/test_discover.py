@@ -188,13 +188,14 @@ def test_a_proving_command_without_z3_names_the_extra(
 
 
 def test_a_long_sum_gives_pairs_of_related_divisions_only_and_boundedly() -> None:
-    from quorem.verify.discover.residues import _MAX_PAIRS, _division_counts, _units
+    from quorem.evaluation import division_counts
+    from quorem.verify.discover.residues import _MAX_PAIRS, _units
 
     xs = [quorem.var(f"x{i}", 0, 9) for i in range(300)]
     unrelated = quorem.sum_of((x * 3 + 1) % 7 for x in xs)
-    units = list(_units(unrelated, _division_counts(unrelated)))
+    units = list(_units(unrelated, division_counts(unrelated)))
     assert all(u.op is not quorem.Op.ADD for u in units)  # no two remainders share a variable
     x = xs[0]
     related = quorem.sum_of(((x + i) % 7) * (i + 2) for i in range(300))
-    sums = [u for u in _units(related, _division_counts(related)) if u.op is quorem.Op.ADD]
+    sums = [u for u in _units(related, division_counts(related)) if u.op is quorem.Op.ADD]
     assert 0 < len(sums) <= _MAX_PAIRS

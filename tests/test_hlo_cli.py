@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from quorem.cli.hlo import HloUsageError, add_hlo_parser
+from quorem.cli.hlo import HloUsageError, add_parser
 from quorem.errors import QuoremError
 from quorem.hlo.module import analyse_module, callers
 from quorem.hlo.parse import HloError, parse_hlo
@@ -33,7 +33,7 @@ DOM = "domain: d0 in [0, 999], d1 in [0, 999]"
 
 def run(*argv: str) -> tuple[int, str]:
     parser = argparse.ArgumentParser(prog="quorem")
-    add_hlo_parser(parser.add_subparsers())
+    add_parser(parser.add_subparsers())
     args = parser.parse_args(list(argv))
     out, err = io.StringIO(), io.StringIO()
     status = args.handler(args, out, err)

@@ -32,7 +32,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from support import examples
 
-from quorem.cli.hlo import add_hlo_parser
+from quorem.cli.hlo import add_parser
 from quorem.errors import QuoremError
 from quorem.hlo.indexing import (
     fused_input_to_output,
@@ -159,7 +159,7 @@ def _edit(text: str, rng: random.Random) -> str:
 # ---------------------------------------------------------------------------- analysis
 def _cli(text: str, *argv: str) -> None:
     parser = argparse.ArgumentParser(prog="quorem")
-    add_hlo_parser(parser.add_subparsers())
+    add_parser(parser.add_subparsers())
     args = parser.parse_args(["hlo", "-", *argv])
     stdin, sys.stdin = sys.stdin, io.StringIO(text)
     try:

@@ -18,7 +18,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from support import examples
 
-from quorem.cli.hlo import add_hlo_parser
+from quorem.cli.hlo import add_parser
 from quorem.evaluation import evaluate
 from quorem.hlo.indexing import output_to_input
 from quorem.hlo.layout import logical_to_physical, physical_to_logical, tiled_dims
@@ -34,7 +34,7 @@ MODULES = sorted(CORPUS.glob("*.hlo"))
 def run(*argv: str) -> tuple[int, str]:
     """``quorem ARGV`` in this process: its status and output."""
     parser = argparse.ArgumentParser(prog="quorem")
-    add_hlo_parser(parser.add_subparsers())
+    add_parser(parser.add_subparsers())
     args = parser.parse_args(list(argv))
     out = io.StringIO()
     status: int = args.handler(args, out, io.StringIO())

@@ -19,7 +19,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from support import REPO, examples
 
-import quorem.jobs as jobs_module
+import quorem.cli.batch as jobs_module
 from quorem.cli.coverage import read_cases
 from quorem.cli.main import main
 from quorem.coverage.collect import Case, coverage

@@ -14,7 +14,9 @@ import json
 
 import pytest
 
-from quorem.cli.main import batch_record, main, parse_var
+from quorem.cli.batch import batch_record
+from quorem.cli.expressions import parse_var
+from quorem.cli.main import main
 from quorem.ops import Semantics
 from quorem.syntax import MAX_DIGITS
 

@@ -253,10 +253,10 @@ def test_a_closed_pipe_ends_quietly(cache_dir: Path) -> None:
 # ----------------------------------------------------------------------- exit codes
 def test_exit_codes_follow_the_convention() -> None:
     """0 proven, 1 a negative finding, 2 usage, 3 inconclusive: as every quorem command."""
-    from quorem.cli import main as main_cli
+    from quorem.cli import args
 
     assert (cli.EXIT_PROVEN, cli.EXIT_UNSOUND, cli.EXIT_USAGE, cli.EXIT_UNKNOWN) == (0, 1, 2, 3)
-    assert main_cli.EXIT_USAGE == cli.EXIT_USAGE
+    assert args.EXIT_USAGE == cli.EXIT_USAGE
 
 
 def test_usage_errors_exit_2(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:

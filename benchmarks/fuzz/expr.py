@@ -25,7 +25,7 @@ from benchmarks.fuzz.terms import (
     uses_semantics,
 )
 from quorem import QuoremError, Semantics, Term
-from quorem.cli.main import batch_record
+from quorem.cli.batch import batch_record
 
 _SEMANTICS: Final = {s.value: s for s in Semantics}
 _RANGE_CHECK_POINTS: Final = 3
@@ -352,7 +352,7 @@ class BatchJson(Target):
         return {"text": "\n".join(lines), "semantics": rng.choice(("floor", "trunc", "euclid"))}
 
     def check(self, case: Case) -> int:
-        from quorem.cli.main import run_batch  # noqa: PLC0415
+        from quorem.cli.batch import run_batch  # noqa: PLC0415
 
         raw = case["text"]
         lines = raw.split("\n")
@@ -379,13 +379,13 @@ class BatchJson(Target):
 
 def _raise_internal(line: str, lineno: int, sem: Semantics) -> None:
     """Run the steps of ``batch_record`` unguarded, so the engine's exception shows."""
-    from quorem.cli.main import LineError, _decode, _job_of, _simplify_job  # noqa: PLC0415
+    from quorem.cli.batch import LineError, decode, job_of, simplify_job  # noqa: PLC0415
 
     try:
-        job = _job_of(_decode(line), sem)
+        job = job_of(decode(line), sem)
     except LineError:
         return
-    _simplify_job(job, lineno, 100_000, io.StringIO())
+    simplify_job(job, lineno, 100_000, io.StringIO())
 
 
 def _check_batch_object(obj: dict[str, Any], line: str) -> None:

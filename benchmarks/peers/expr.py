@@ -26,12 +26,13 @@ Operators (``Node.op``) and their meaning on Python integers (comparisons give 0
 
 from __future__ import annotations
 
+import importlib
 import operator
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Final
 
 try:  # optional: evaluates large trees on many points fast (the bench extra has it)
-    import numpy as np
+    np: Any = importlib.import_module("numpy")
 except ImportError:  # pragma: no cover
     np = None
 

@@ -39,6 +39,8 @@ from tinygrad.dtype import dtypes
 from tinygrad.uop import GroupOp
 from tinygrad.uop.ops import Ops, PatternMatcher, UPat
 
+from quorem.adapters import _tinygrad_terms as terms
+
 __all__ = [
     "AFTER_PASSES",
     "ENV_VAR",
@@ -225,13 +227,10 @@ def _simplified(u: Any) -> Any:
         return u
     _state.stats.operands_seen += 1
     try:
-        # Imported here: the adapter imports this module (and a test may replace simplify).
-        from quorem.adapters import tinygrad as adapter  # noqa: PLC0415
-
         with warnings.catch_warnings():
             # A rewrite cut short by quorem's budget is still proven; no warning per kernel.
             warnings.simplefilter("ignore")
-            out = adapter.simplify(u, cost=_cost)
+            out = terms.simplify(u, cost=_cost)  # looked up now: a test may replace it
         if out.dtype != u.dtype:
             raise TypeError(f"quorem changed the dtype {u.dtype} to {out.dtype}")
         after = _count_divmods(out)

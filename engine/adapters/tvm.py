@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, MutableMapping
 from typing import Any, Final
 
-from quorem.adapters._common import bounded_var, is_boolean, leaf_name, select
+from quorem.adapters._common import TermWriter, bounded_var, leaf_name, select
 from quorem.api import simplify as simplify_term
 from quorem.errors import QuoremError
 from quorem.ops import Op, Semantics
@@ -248,19 +248,35 @@ def from_term(term: Term, leaves: Mapping[str, Any] | None = None, *, dtype: str
     """
     want_bool = dtype == "bool"
     known = leaves if isinstance(leaves, MutableMapping) else dict(leaves or {})
-    writer = _Writer(known, "int64" if want_bool else dtype)
+    writer = _PrimExprWriter(known, "int64" if want_bool else dtype)
     for t in postorder(term):
         writer.build(t)
     return writer.condition(term) if want_bool else writer.value(term)
 
 
-class _Writer:
-    """Terms to PrimExprs; ``built`` holds each subterm's node, int or bool as it is made."""
+_BINARY: Final[dict[Op, Callable[[Any, Any], Any]]] = {
+    Op.FLOORDIV: tirx.FloorDiv,
+    Op.FLOORMOD: tirx.FloorMod,
+    Op.TRUNCDIV: tirx.Div,
+    Op.TRUNCMOD: tirx.Mod,
+    Op.MAX: tirx.Max,
+    Op.MIN: tirx.Min,
+}
+_CONDITIONS: Final[dict[Op, Callable[[TermWriter, Term, Term], Any]]] = {
+    Op.LT: lambda w, a, b: tirx.LT(w.value(a), w.value(b)),
+    Op.LE: lambda w, a, b: tirx.LE(w.value(a), w.value(b)),
+    Op.EQ: lambda w, a, b: tirx.EQ(w.value(a), w.value(b)),
+    Op.NE: lambda w, a, b: tirx.NE(w.value(a), w.value(b)),
+    Op.AND: lambda w, a, b: tirx.And(w.condition(a), w.condition(b)),
+    Op.OR: lambda w, a, b: tirx.Or(w.condition(a), w.condition(b)),
+}
 
-    def __init__(self, leaves: MutableMapping[str, Any], dtype: str) -> None:
-        self.leaves = leaves
-        self.dtype = dtype
-        self.built: dict[Term, Any] = {}
+
+class _PrimExprWriter(TermWriter):
+    """Terms to PrimExprs (see :class:`~quorem.adapters._common.TermWriter`)."""
+
+    binary = _BINARY
+    conditions = _CONDITIONS
 
     def const(self, v: int) -> Any:
         lo, hi = _dtype_range(self.dtype)
@@ -276,26 +292,16 @@ class _Writer:
         e = self.built[t]
         return e if _dtype(e) == "bool" else tirx.NE(self.value(t), self.const(0))
 
-    def build(self, t: Term) -> None:
-        op = t.op
-        if op is Op.CONST:
-            self.built[t] = self.const(t.value)
-        elif op is Op.VAR:
-            found = self.leaves.get(t.name)
-            if found is None:
-                found = self.leaves[t.name] = tirx.Var(t.name, self.dtype)
-            self.built[t] = found
-        elif op is Op.ADD:
-            self.built[t] = self._sum(t)
-        elif op is Op.MUL:
-            self.built[t] = self._product(t)
-        elif op in _CONDITIONS:
-            self.built[t] = _CONDITIONS[op](self, *t.args)
-        else:
-            a, b = (self.value(x) for x in t.args)
-            self.built[t] = self._binary(op, t, a, b)
+    def leaf(self, t: Term) -> Any:
+        found = self.leaves.get(t.name)
+        if found is None:
+            found = self.leaves[t.name] = tirx.Var(t.name, self.dtype)
+        return found
 
-    def _sum(self, t: Term) -> Any:
+    def is_bool_leaf(self, leaf: Any) -> bool:
+        return _dtype(leaf) == "bool"
+
+    def sum(self, t: Term) -> Any:
         pairs, k = t.addends()
         pairs.sort(key=lambda p: p[1] < 0)  # x - y as Sub(x, y), not Add(-y, x)
         out = None
@@ -310,69 +316,20 @@ class _Writer:
             return out
         return tirx.Add(out, self.const(k)) if k > 0 else tirx.Sub(out, self.const(-k))
 
-    def _product(self, t: Term) -> Any:
-        is_cond = [_is_condition(f, self.leaves) for f in t.args]
-        conds = [self.condition(f) for f, c in zip(t.args, is_cond, strict=True) if c]
-        rest = [self.value(f) for f, c in zip(t.args, is_cond, strict=True) if not c]
-        body = None
-        for x in rest:
-            body = x if body is None else tirx.Mul(body, x)
-        if not conds:
-            return body
-        cond = conds[0]
-        for c in conds[1:]:
-            cond = tirx.And(cond, c)
-        if body is None:
-            return tirx.Cast(self.dtype, cond)
-        return tirx.Select(cond, body, self.const(0))  # c * x: x where c holds, else 0
+    def mul(self, a: Any, b: Any) -> Any:
+        return tirx.Mul(a, b)
 
-    def _binary(self, op: Op, t: Term, a: Any, b: Any) -> Any:
-        simple = _BINARY.get(op)
-        if simple is not None:
-            return simple(a, b)
-        minus = self.const(-1)
-        if op is Op.CEILDIV:  # ceil(a/b) = -floor(-a/b), for either sign of b
-            return tirx.Mul(tirx.FloorDiv(tirx.Mul(a, minus), b), minus)
-        # Euclidean: the remainder is a mod |b| (floor), the quotient floor(a/|b|)*sign(b).
-        divisor = t.args[1]
-        if divisor.vmin is not None and divisor.vmin > 0:
-            magnitude, sign = b, 1
-        elif divisor.vmax is not None and divisor.vmax < 0:
-            magnitude, sign = tirx.Mul(b, minus), -1
-        else:
-            magnitude, sign = tirx.Max(b, tirx.Mul(b, minus)), 0
-        if op is Op.EUCLIDMOD:
-            return tirx.FloorMod(a, magnitude)
-        q = tirx.FloorDiv(a, magnitude)
-        if sign:
-            return q if sign > 0 else tirx.Mul(q, minus)
-        return tirx.Select(tirx.LT(b, self.const(0)), tirx.Mul(q, minus), q)
+    def both(self, a: Any, b: Any) -> Any:
+        return tirx.And(a, b)
 
+    def to_int(self, cond: Any) -> Any:
+        return tirx.Cast(self.dtype, cond)
 
-_BINARY: Final[dict[Op, Callable[[Any, Any], Any]]] = {
-    Op.FLOORDIV: tirx.FloorDiv,
-    Op.FLOORMOD: tirx.FloorMod,
-    Op.TRUNCDIV: tirx.Div,
-    Op.TRUNCMOD: tirx.Mod,
-    Op.MAX: tirx.Max,
-    Op.MIN: tirx.Min,
-}
-_CONDITIONS: Final[dict[Op, Callable[[_Writer, Term, Term], Any]]] = {
-    Op.LT: lambda w, a, b: tirx.LT(w.value(a), w.value(b)),
-    Op.LE: lambda w, a, b: tirx.LE(w.value(a), w.value(b)),
-    Op.EQ: lambda w, a, b: tirx.EQ(w.value(a), w.value(b)),
-    Op.NE: lambda w, a, b: tirx.NE(w.value(a), w.value(b)),
-    Op.AND: lambda w, a, b: tirx.And(w.condition(a), w.condition(b)),
-    Op.OR: lambda w, a, b: tirx.Or(w.condition(a), w.condition(b)),
-}
+    def less(self, a: Any, b: Any) -> Any:
+        return tirx.LT(a, b)
 
-
-def _is_condition(t: Term, leaves: Mapping[str, Any]) -> bool:
-    """Whether ``t`` is written as a bool node: a comparison, logic, or a bool leaf."""
-    if is_boolean(t):
-        return True
-    leaf = leaves.get(t.name) if t.op is Op.VAR else None
-    return leaf is not None and _dtype(leaf) == "bool"
+    def choose(self, cond: Any, if_true: Any, if_false: Any) -> Any:
+        return tirx.Select(cond, if_true, if_false)
 
 
 def simplify(expr: Any, bounds: Bounds = None, rules: RuleSet | None = None) -> Any:

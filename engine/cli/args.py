@@ -1,4 +1,7 @@
-"""What the command-line subcommands share: argument types, and how a closed pipe ends."""
+"""What the command-line subcommands share.
+
+Argument types, exit statuses, the usage error, and how a closed pipe ends.
+"""
 
 from __future__ import annotations
 
@@ -7,16 +10,40 @@ import os
 import sys
 from typing import Final
 
+from quorem.ops import Semantics
+
 __all__ = [
     "EXIT_BROKEN_PIPE",
     "EXIT_INTERRUPTED",
+    "EXIT_LINE_ERRORS",
+    "EXIT_OK",
+    "EXIT_USAGE",
+    "CliError",
+    "add_semantics_option",
     "non_negative",
     "positive",
     "silence_stdout",
 ]
 
+EXIT_OK: Final = 0
+EXIT_LINE_ERRORS: Final = 1  # a negative finding: bad batch lines, a wrong step, ...
+EXIT_USAGE: Final = 2
 EXIT_BROKEN_PIPE: Final = 1  # the report was cut short
 EXIT_INTERRUPTED: Final = 130
+
+
+class CliError(Exception):
+    """A usage or input error: printed as ``quorem COMMAND: error: <message>``, exit status 2."""
+
+
+def add_semantics_option(parser: argparse.ArgumentParser, help_text: str) -> None:
+    """Add ``--semantics floor|trunc|euclid`` (the meaning of ``//`` and ``%``; default floor)."""
+    parser.add_argument(
+        "--semantics",
+        choices=[s.value for s in Semantics],
+        default=Semantics.FLOOR.value,
+        help=help_text,
+    )
 
 
 def non_negative(text: str) -> int:

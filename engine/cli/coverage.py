@@ -10,23 +10,25 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Final, TextIO
 
-from quorem.cli.args import non_negative, positive
-from quorem.cli.rules_options import add_rules_options
+from quorem.cli.args import (
+    EXIT_LINE_ERRORS,
+    EXIT_OK,
+    add_semantics_option,
+    non_negative,
+    positive,
+)
+from quorem.cli.batch import LineError, batch_input, decode, job_of, numbered_lines
+from quorem.cli.rules_options import add_rules_options, ruleset_from_args
 from quorem.coverage.collect import Case, coverage
 from quorem.coverage.render import to_html, to_json, to_text
 from quorem.errors import QuoremError
 from quorem.ops import Semantics
-from quorem.ruleset import RuleSet, default_ruleset
 
-__all__ = ["CoverageUsageError", "add_coverage_parser", "run_coverage"]
+__all__ = ["CoverageUsageError", "add_parser", "read_cases", "run"]
 
-EXIT_OK: Final = 0
-EXIT_LINE_ERRORS: Final = 1
 _TITLE_CORPORA: Final = 3  # corpora named in the HTML title; more are counted
 
 _EPILOG: Final = """\
@@ -48,8 +50,8 @@ class CoverageUsageError(QuoremError):
     """A bad argument or an unreadable input of ``quorem coverage`` (exit status 2)."""
 
 
-def add_coverage_parser(subs: Any) -> None:
-    """Register ``quorem coverage`` on a subparsers object (handler :func:`run_coverage`)."""
+def add_parser(subs: Any) -> None:
+    """Register ``quorem coverage`` on a subparsers object (its handler is :func:`run`)."""
     p = subs.add_parser(
         "coverage",
         help="where each rule fires over JSON-lines corpora, and the divisions left",
@@ -62,11 +64,8 @@ def add_coverage_parser(subs: Any) -> None:
         "corpus", nargs="+", metavar="CORPUS.jsonl", help="a corpus file ('-' for stdin)"
     )
     add_rules_options(p)
-    p.add_argument(
-        "--semantics",
-        choices=[s.value for s in Semantics],
-        default=Semantics.FLOOR.value,
-        help="meaning of // and %% for lines without a 'semantics' field (default floor)",
+    add_semantics_option(
+        p, "meaning of // and %% for lines without a 'semantics' field (default floor)"
     )
     p.add_argument(
         "--max-steps",
@@ -96,22 +95,7 @@ def add_coverage_parser(subs: Any) -> None:
     p.add_argument(
         "--html", metavar="FILE", help="also write the report as a self-contained HTML page"
     )
-    p.set_defaults(handler=run_coverage)
-
-
-def ruleset_of(rule_files: list[str], only: bool, allow_unproven: bool = False) -> RuleSet:
-    """The files' rules followed by the shipped ones (only the files' with ``only``).
-
-    Unproven rules are refused where used, unless ``allow_unproven`` (see
-    :class:`~quorem.ruleset.RuleSet`).
-
-    Raises :class:`~quorem.errors.RuleError` (``file:line:col``) for a bad file.
-    """
-    if only and not rule_files:
-        raise CoverageUsageError("--only-rules needs at least one --rules FILE")
-    if not rule_files:
-        return default_ruleset()
-    return RuleSet.from_files(rule_files, with_shipped=not only, allow_unproven=allow_unproven)
+    p.set_defaults(handler=run)
 
 
 def read_cases(
@@ -119,52 +103,39 @@ def read_cases(
 ) -> tuple[list[Case], int]:
     """The cases of every corpus, and how many lines could not be read.
 
-    Each line not read is reported on ``err`` as ``COMMAND: FILE:LINE: why``.
+    Each line not read is reported on ``err`` as ``COMMAND: FILE:LINE: why``; a corpus
+    that cannot be opened raises :class:`~quorem.cli.args.CliError`.
     """
-    from quorem.cli.main import LineError, _decode, _job_of, _lines  # noqa: PLC0415  (cycle)
-
     cases: list[Case] = []
     bad = 0
     for source in sources:
-        for lineno, text in _stream_lines(source, _lines):
-            where = f"{source}:{lineno}"
-            if text is None:
-                err.write(f"{command}: {where}: not valid UTF-8\n")
-                bad += 1
-                continue
-            if not text.strip():
-                continue
-            try:
-                job = _job_of(_decode(text), default)
-            except LineError as exc:
-                err.write(f"{command}: {where}: {exc}\n")
-                bad += 1
-                continue
-            cases.append(Case(job.id or where, job.term, job.semantics, job.given))
+        with batch_input(source) as stream:
+            for lineno, text in numbered_lines(stream):
+                where = f"{source}:{lineno}"
+                if text is None:
+                    err.write(f"{command}: {where}: not valid UTF-8\n")
+                    bad += 1
+                    continue
+                if not text.strip():
+                    continue
+                try:
+                    job = job_of(decode(text), default)
+                except LineError as exc:
+                    err.write(f"{command}: {where}: {exc}\n")
+                    bad += 1
+                    continue
+                cases.append(Case(job.id or where, job.term, job.semantics, job.given))
     return cases, bad
 
 
-def _stream_lines(source: str, lines: Any) -> Iterator[tuple[int, str | None]]:
-    if source == "-":
-        stdin = sys.stdin
-        yield from lines(getattr(stdin, "buffer", stdin))
-        return
-    try:
-        stream = open(source, "rb")  # noqa: SIM115  (only open errors are input errors)
-    except OSError as exc:
-        raise CoverageUsageError(f"cannot read {source}: {exc.strerror or exc}") from None
-    with stream:
-        yield from lines(stream)
-
-
-def run_coverage(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     """``quorem coverage``: report on ``out`` (text, or JSON with ``--json``).
 
     Returns 0, or 1 when some corpus lines could not be read or simplified (each is
     reported on ``err``). Raises :class:`CoverageUsageError` or a rules file's
     :class:`~quorem.errors.RuleError` for usage and input errors (status 2).
     """
-    ruleset = ruleset_of(args.rules, args.only_rules, args.allow_unproven)
+    ruleset = ruleset_from_args(args)
     if args.corpus.count("-") > 1:
         raise CoverageUsageError("standard input ('-') can be read once")
     cases, bad = read_cases(args.corpus, Semantics(args.semantics), err)

@@ -23,7 +23,7 @@ import json
 import sys
 from typing import Any, TextIO
 
-from quorem.cli.args import EXIT_INTERRUPTED, positive
+from quorem.cli.args import EXIT_INTERRUPTED, CliError, add_semantics_option, positive
 from quorem.cli.coverage import read_cases
 from quorem.cli.rules_options import add_rules_options, ruleset_from_args
 from quorem.errors import QuoremError, RuleErrors, UnprovenRuleError
@@ -52,12 +52,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--apply", action="store_true", help="report the corpus totals with the rules added"
     )
     p.add_argument("--json", action="store_true", help="print a JSON report instead of rules text")
-    p.add_argument(
-        "--semantics",
-        choices=[s.value for s in Semantics],
-        default="floor",
-        help="semantics of corpus lines that do not say (default floor)",
-    )
+    add_semantics_option(p, "semantics of corpus lines that do not say (default floor)")
     settings = Settings()
     for option, default, what in (
         ("--patterns", settings.patterns, "residue patterns searched per round"),
@@ -171,7 +166,7 @@ def main(argv: list[str]) -> int:
     except UnprovenRuleError as exc:
         err.write(f"quorem discover: error: {exc}\n")
         return 1  # the rules given are not proven, as every command says it
-    except (QuoremError, ExecutorError, OSError) as exc:
+    except (CliError, QuoremError, ExecutorError, OSError) as exc:
         err.write(f"{_COMMAND}: error: {exc}\n")
         return _EXIT_USAGE
     except KeyboardInterrupt:

@@ -21,7 +21,7 @@ from quorem.hlo.indexing import (
 from quorem.hlo.parse import Computation, Module, parse_hlo
 from quorem.indexing.mapsyntax import print_map
 
-__all__ = ["HloUsageError", "add_hlo_parser", "cmd_hlo"]
+__all__ = ["HloUsageError", "add_parser", "run"]
 
 _EPILOG = """\
 The analysed instruction is the ROOT of the ENTRY computation (or of the last
@@ -66,8 +66,8 @@ class HloUsageError(QuoremError):
     """A bad combination of ``quorem hlo`` options, or an unreadable file."""
 
 
-def add_hlo_parser(subs: Any) -> None:
-    """Register ``quorem hlo`` on a subparsers object (its handler is :func:`cmd_hlo`)."""
+def add_parser(subs: Any) -> None:
+    """Register ``quorem hlo`` on a subparsers object (its handler is :func:`run`)."""
     p = subs.add_parser(
         "hlo",
         help="indexing maps of an HLO instruction or fusion",
@@ -113,7 +113,7 @@ def add_hlo_parser(subs: Any) -> None:
     p.add_argument(
         "--no-simplify", action="store_true", help="print the maps as built and composed"
     )
-    p.set_defaults(handler=cmd_hlo)
+    p.set_defaults(handler=run)
 
 
 def _read(path: str) -> str:
@@ -174,7 +174,7 @@ def _runtime_variables(maps: OperandMaps) -> list[list[dict[str, str]] | None]:
     ]
 
 
-def cmd_hlo(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     """``quorem hlo``: print the root's indexing maps (text or ``--json``); 0 on success.
 
     Raises :class:`HloUsageError` for bad options or an unreadable file and

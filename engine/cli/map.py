@@ -16,7 +16,7 @@ from quorem.indexing.simplify import simplify_map
 from quorem.rewrite import track_unproven
 from quorem.ruleset import RuleSet
 
-__all__ = ["add_map_parser", "cmd_map", "map_record"]
+__all__ = ["add_parser", "map_record", "run"]
 
 _EPILOG = """\
 examples:
@@ -36,7 +36,7 @@ class MapInputError(QuoremError):
     """An unreadable batch file or a malformed batch line."""
 
 
-def add_map_parser(subs: Any) -> None:
+def add_parser(subs: Any) -> None:
     """Register ``quorem map`` (with its ``simplify`` action) on a subparsers object.
 
     The action is a sub-command with its own parser, so that options may come before
@@ -84,7 +84,7 @@ def add_map_parser(subs: Any) -> None:
         "--batch output is JSON lines already)",
     )
     add_rules_options(simp)
-    simp.set_defaults(handler=cmd_map)
+    simp.set_defaults(handler=run)
 
 
 def _simplified(
@@ -167,7 +167,7 @@ def _lines(source: str) -> Iterator[tuple[int, str]]:
         raise MapInputError(f"{source} is not UTF-8 text") from None
 
 
-def cmd_map(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     """``quorem map simplify``: print the simplified map, or a JSON line per batch line."""
     if (args.map is None) == (args.batch is None):
         raise MapInputError("give either MAP or --batch FILE")

@@ -30,7 +30,7 @@ from typing import Any, Final
 
 from quorem.coverage.collect import Case
 from quorem.errors import EvaluationError
-from quorem.evaluation import count_divmod, evaluate
+from quorem.evaluation import count_divmod, division_counts, evaluate
 from quorem.ops import DIVISION_OPS, SEMANTICS_OF, Op, Semantics
 from quorem.rewrite import StopReason, rewrite_given
 from quorem.ruleset import RuleSet
@@ -228,23 +228,6 @@ class _Generaliser:
         return self.node(" + ".join([*parts, "y"]), core)
 
 
-def _division_counts(term: Term) -> dict[Term, int]:
-    """The ``//`` and ``%`` count of every subterm of ``term``, in one pass."""
-    counts: dict[Term, int] = {}
-    stack: list[tuple[Term, bool]] = [(term, False)]
-    while stack:
-        t, ready = stack.pop()
-        if t in counts:
-            continue
-        if not ready:
-            stack.append((t, True))
-            stack.extend((c, False) for c in t.args if c not in counts)
-            continue
-        own = 1 if t.op in DIVISION_OPS or t.op is Op.CEILDIV else 0
-        counts[t] = own + sum(counts[c] for c in t.args)
-    return counts
-
-
 def generalise(
     t: Term, semantics: Semantics, divisions: dict[Term, int] | None = None
 ) -> tuple[Pattern, dict[str, Term], dict[str, int]] | None:
@@ -252,10 +235,10 @@ def generalise(
 
     None when ``t`` has no shape the rules-file syntax can state (a product of three
     factors, a division of another semantics inside, too many distinct subterms).
-    ``divisions`` (the division count of each subterm, as :func:`_division_counts` gives)
+    ``divisions`` (the division count of each subterm, as :func:`division_counts` gives)
     saves recounting when many residues of one term are generalised.
     """
-    counts = divisions if divisions is not None else _division_counts(t)
+    counts = divisions if divisions is not None else division_counts(t)
     g = _Generaliser(semantics, counts)
     text = g.text(t, 0, top=True)
     if text is None or g.divisions == 0:
@@ -402,7 +385,7 @@ def collect_residues(cases: Sequence[Case], ruleset: RuleSet) -> Residues:
     for case in cases:
         result = rewrite_given(case.term, ruleset, case.given)
         before += count_divmod(case.term)
-        counts = _division_counts(result.term)
+        counts = division_counts(result.term)
         after += counts[result.term]
         if result.reason is not StopReason.FIXED_POINT:
             stuck.append(case.label)
