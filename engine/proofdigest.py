@@ -26,7 +26,7 @@ import sys
 from pathlib import Path
 from typing import Final, cast
 
-__all__ = ["PROOF_ROOTS", "code_digest", "proof_sources"]
+__all__ = ["PROOF_ROOTS", "code_digest", "proof_modules", "proof_sources"]
 
 PROOF_ROOTS: Final = (
     "quorem.verify.cache",
@@ -120,16 +120,22 @@ def proof_sources() -> list[Path]:
     Sorted, each once; found by reading the files' ``import`` statements (nothing is
     imported to find them but the packages, to locate their files).
     """
-    return sorted(set(_proof_modules().values()))
+    return sorted(set(proof_modules().values()))
 
 
-def _proof_modules() -> dict[str, Path]:
-    """Each module :func:`proof_sources` finds, by name, with its source file."""
+def proof_modules() -> dict[str, Path]:
+    """The modules of :data:`PROOF_ROOTS` and every quorem module they import, by name.
+
+    Each with its source file; found by reading the files' ``import`` statements.
+    """
     found: dict[str, Path] = {}
     todo = list(PROOF_ROOTS)
     while todo:
         module = todo.pop()
-        if module in found:
+        if module in found or module == "quorem":
+            # The root package only re-exports the API (``from quorem import term`` runs
+            # it, but no proof reads it): following it would tie every proof to the CLI's
+            # and the emitters' code.
             continue
         path = _origin(module)
         if path is None:
@@ -149,7 +155,7 @@ def code_digest() -> str:
     link tree and the source folders give one digest.
     """
     h = hashlib.sha256()
-    for module, path in sorted(_proof_modules().items()):
+    for module, path in sorted(proof_modules().items()):
         h.update(module.encode() + b"\x00")
         h.update(path.read_bytes())
         h.update(b"\x00")

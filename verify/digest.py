@@ -6,6 +6,6 @@ without Z3; the prover's modules import it from here.
 
 from __future__ import annotations
 
-from quorem.proofdigest import PROOF_ROOTS, code_digest, proof_sources
+from quorem.proofdigest import PROOF_ROOTS, code_digest, proof_modules, proof_sources
 
-__all__ = ["PROOF_ROOTS", "code_digest", "proof_sources"]
+__all__ = ["PROOF_ROOTS", "code_digest", "proof_modules", "proof_sources"]
