@@ -90,19 +90,17 @@ def _lock_variant(source: str, *, lookups: bool) -> str:
 def _mirror(term_source: str, where: Path) -> Path:
     """A package tree importing as ``quorem``: this tree's files, ``term_source`` as term.py.
 
-    The layout of the installed package (quorem -> engine/_root, quorem -> engine),
-    made of symbolic links as ``.ci/typecheck`` does; term.py is a copy.
+    The layout of the installed package (quorem -> engine/, with rules/ and verify/ in
+    it), made of symbolic links; term.py is a copy.
     """
     pkg = where / "quorem"
-    (pkg / "engine").mkdir(parents=True)
-    for f in (ROOT / "engine" / "_root").iterdir():
-        (pkg / f.name).symlink_to(f)
+    pkg.mkdir(parents=True)
     for f in (ROOT / "engine").iterdir():
-        if f.name not in ("_root", "term.py", "__pycache__"):
-            (pkg / "engine" / f.name).symlink_to(f)
+        if f.name not in ("term.py", "__pycache__"):
+            (pkg / f.name).symlink_to(f)
     if "def check_one_name(" not in term_source:  # a term.py older than api.py's call
         term_source += "\n\ndef check_one_name(term):\n    pass\n"
-    (pkg / "engine" / "term.py").write_text(term_source)
+    (pkg / "term.py").write_text(term_source)
     for name in ("rules", "verify"):
         (pkg / name).symlink_to(ROOT / name)
     return where

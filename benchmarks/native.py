@@ -185,6 +185,13 @@ def _baseline_tree(rev: str) -> Path:
     ).stdout
     subprocess.run(["tar", "-x", "-C", str(scratch)], input=archive, check=True)
     tree = scratch / "tree"
+    if not (scratch / "engine" / "_root").is_dir():  # engine/ is the package quorem
+        tree.mkdir()
+        (tree / "quorem").symlink_to(scratch / "engine")
+        # rules/ inside it, as installed (a revision's engine/ has no rules folder)
+        (scratch / "engine" / "rules").symlink_to(scratch / "rules")
+        return tree
+    # Revisions before the re-layout: quorem was engine/_root, quorem.engine engine/.
     (tree / "quorem").mkdir(parents=True)
     for f in (scratch / "engine" / "_root").iterdir():
         (tree / "quorem" / f.name).symlink_to(f)

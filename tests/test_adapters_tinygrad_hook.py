@@ -98,6 +98,7 @@ def test_install_uninstall_restores_tinygrad() -> None:
     assert not adapter.installed()
 
 
+@pytest.mark.slow
 def test_same_output_fewer_divisions() -> None:
     want_chain, want_conv = _chain(), _conv()
     adapter.hook_stats(reset=True)

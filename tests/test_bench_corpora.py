@@ -129,6 +129,7 @@ def test_ladder_sum_is_affine_at_any_point(data: st.DataObject) -> None:
     assert affine_at(parsed(case), bounds, env)
 
 
+@pytest.mark.slow
 def test_ladder_nests_by_construction() -> None:
     witnessed = 0
     for case in corpora.family_cases("ladder_nest", 0, sizes=(3, 12)):

@@ -456,6 +456,7 @@ def test_rules_show_proof_status(
 
 
 # --------------------------------------------------------------------------- processes
+@pytest.mark.slow
 def test_console_script_demo() -> None:
     """The installed `quorem` console script runs the demo."""
     script = Path(sys.executable).with_name("quorem")
@@ -468,6 +469,7 @@ def test_console_script_demo() -> None:
     assert SEED_RESULT in proc.stdout
 
 
+@pytest.mark.slow
 def test_python_m_batch_stdin() -> None:
     """`python -m quorem simplify --batch -` reads stdin and flushes JSON lines."""
     data = json.dumps(SEED_LINE) + "\n" + "not json\n"

@@ -135,6 +135,7 @@ print(json.dumps({"made": len(made), "out": out, "checked": checked}))
 """
 
 
+@pytest.mark.slow
 def test_another_process_runs_the_cached_code_alike(tmp_path: Path) -> None:
     """Written by one process, read by the next: the same simplifications, nothing compiled.
 

@@ -241,6 +241,7 @@ def test_random_terms_agree(case: strategies.Case) -> None:
     _assert_agree(_terms_met(case.term, rules), rules)
 
 
+@pytest.mark.slow
 @SETTINGS
 @given(st.one_of(strategies.random_cases(allow_unbounded=True), strategies.tensor_cases()))
 def test_random_terms_agree_extra_rules(case: strategies.Case) -> None:
@@ -444,6 +445,7 @@ def test_ruleset_compiled_flag(compiled: bool) -> None:
         assert quorem.simplify(t, rules) is quorem.simplify(t)
 
 
+@pytest.mark.slow
 def test_long_sums_agree() -> None:
     """Sums longer than the compiler's short-sum paths: operator blocks found by bisection,
     atoms by dictionary after a few scans, the rest rebuilt from the sum's own pairs."""

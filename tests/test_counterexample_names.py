@@ -87,6 +87,7 @@ def test_the_split_stays_named_where_it_cannot_be_joined() -> None:
     assert "x" in show(together)
 
 
+@pytest.mark.slow
 def test_verify_reports_the_unsound_rule_over_its_names(tmp_path: Path) -> None:
     """The reproducer: (x + C)%C -> x%C for trunc, both obligations, names x and C only."""
     path = tmp_path / "bad.rules"

@@ -52,6 +52,7 @@ def _batch_lines(path: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in out.splitlines()]
 
 
+@pytest.mark.slow
 def test_applications_add_up_to_the_batch_run() -> None:
     """Per rule, the cases it fired in are the batch lines naming it, and the
     applications sum to the steps of the same runs."""

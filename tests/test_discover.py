@@ -106,6 +106,7 @@ def with_discovered(found: Discovery) -> RuleSet:
     return RuleSet.from_files(_without_family(), allow_unproven=True).extend(kept, first=True)
 
 
+@pytest.mark.slow
 def test_discovery_recovers_a_removed_family(found: Discovery) -> None:
     cases = _cases()
     without = RuleSet.from_files(_without_family(), allow_unproven=True)
@@ -123,6 +124,7 @@ def test_discovery_recovers_a_removed_family(found: Discovery) -> None:
     assert ops == found.ops_after and not looping
 
 
+@pytest.mark.slow  # the discovery run (the module's fixture) takes a minute
 @settings(max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(case=st.one_of(tensor_cases(), random_cases()), data=st.data())
 def test_discovered_rules_keep_every_value(
@@ -139,6 +141,7 @@ def test_discovered_rules_keep_every_value(
         assert quorem.evaluate(out, env) == before, (str(case.term), str(out), env)
 
 
+@pytest.mark.slow
 def test_command_line_writes_rules_that_verify(tmp_path: Path) -> None:
     from quorem.cli.main import main
     from quorem.cli.verify import main as verify_main

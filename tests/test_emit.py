@@ -280,6 +280,7 @@ def _compiled_cases(
 @needs_cc
 # One example compiles 30 functions: shrinking would recompile thousands of times, so
 # a failure is reported as drawn (the compiler's or UBSan's message names the case).
+@pytest.mark.slow
 @settings(
     max_examples=examples(6),
     deadline=None,

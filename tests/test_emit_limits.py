@@ -254,6 +254,7 @@ def _limit_cases(draw: st.DrawFn) -> tuple[Term, Box, list[dict[str, int]]]:
 @needs_cc
 # One example compiles 40 functions in one C file: shrinking would recompile hundreds of
 # times, so a failure is reported as drawn (UBSan's message names the function).
+@pytest.mark.slow
 @settings(
     max_examples=examples(5),
     deadline=None,
@@ -351,6 +352,7 @@ def test_the_default_name_compiles_without_warnings(tmp_path: Path) -> None:
 
 
 # ------------------------------------------------------------------ deep terms
+@pytest.mark.slow
 @needs_cc
 def test_deep_terms_get_locals_not_a_recursion_error(tmp_path: Path) -> None:
     x = var("x", -(10**6), 10**6)

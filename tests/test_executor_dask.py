@@ -169,6 +169,7 @@ def url(cluster: Any, client: Any) -> str:
     return "dask://" + address.removeprefix("tcp://")
 
 
+@pytest.mark.slow
 @needs_dask
 def test_a_rules_file_gets_the_local_pools_report(
     url: str, capsys: pytest.CaptureFixture[str]
@@ -251,6 +252,7 @@ def test_the_throughput_benchmark_against_a_cluster(url: str, tmp_path: Path) ->
     assert (tmp_path / "dask_throughput.svg").read_text().startswith("<svg")
 
 
+@pytest.mark.slow
 @needs_dask
 def test_ctrl_c_cancels_the_tasks_on_the_cluster(url: str, client: Any, tmp_path: Path) -> None:
     """SIGINT: exit 130 at once, no traceback, and the scheduler holds none of our tasks."""
@@ -309,6 +311,7 @@ def test_a_task_whose_worker_dies_is_run_again(client: Any, tmp_path: Path) -> N
     assert all(square == i * i for i, (square, _) in got)
 
 
+@pytest.mark.slow
 @needs_dask
 def test_a_worker_killed_in_the_middle_of_a_run(
     url: str, client: Any, capsys: pytest.CaptureFixture[str]
@@ -356,6 +359,7 @@ def _lost_tasks(dask_scheduler: Any) -> list[str]:
     ]
 
 
+@pytest.mark.slow
 @needs_dask
 def test_discover_proves_its_candidates_on_the_cluster(
     url: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]

@@ -20,6 +20,7 @@ from benchmarks.fuzz.expr import ExprSoundness
 from benchmarks.fuzz.harness import Case, Recorder, Target, replay, run_case, run_target, shrink
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(TARGETS))
 def test_each_target_runs(name: str, tmp_path: Path) -> None:
     stats = run_target(
@@ -30,6 +31,7 @@ def test_each_target_runs(name: str, tmp_path: Path) -> None:
     assert stats.expressions > 0
 
 
+@pytest.mark.slow
 def test_cases_are_json_and_reproducible() -> None:
     for name, factory in TARGETS.items():
         target = factory()

@@ -1,4 +1,4 @@
-"""``quorem hlo``: the handler, driven through a parser of its own (as engine/cli.py will)."""
+"""``quorem hlo``: the handler, driven through a parser of its own (as quorem.cli.main does)."""
 
 from __future__ import annotations
 

@@ -28,6 +28,7 @@ from functools import cache
 from pathlib import Path
 from types import TracebackType
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from support import examples
@@ -235,6 +236,7 @@ def test_mutated_seeds_give_hlo_errors_or_maps(data: st.DataObject) -> None:
     analyse(mutant)
 
 
+@pytest.mark.slow
 def test_the_seeds_are_analysed() -> None:
     # The mutants start from text that parses: a fuzzer of parse errors alone would miss
     # every bug past the parser.

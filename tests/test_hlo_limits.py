@@ -46,6 +46,7 @@ def nested_fusions(depth: int) -> str:
 
 
 # ---------------------------------------------------------------------------- nesting
+@pytest.mark.slow
 @pytest.mark.parametrize("depth", [1, 600])
 def test_nested_fusions_compose_without_recursion(depth: int) -> None:
     # 600 levels would need thousands of Python frames if each expansion were a call.

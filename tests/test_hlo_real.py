@@ -319,6 +319,7 @@ def test_physical_maps_through_a_tiled_operand() -> None:
 NOT_YET_MAPPED: frozenset[str] = frozenset()  # every op of an optimized fusion body is mapped
 
 
+@pytest.mark.slow
 def test_all_over_every_corpus_module_no_traceback() -> None:
     """``--all --jsonl`` on every module: a JSON line per computation, no traceback.
 

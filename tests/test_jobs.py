@@ -178,6 +178,7 @@ def test_a_dead_worker_is_an_error_not_a_hang(
 
 
 # ---------------------------------------------------------------------------- coverage
+@pytest.mark.slow
 def test_coverage_in_workers_reports_what_one_process_reports(
     sample: Path, mixed_batch: Path, tmp_path: Path
 ) -> None:

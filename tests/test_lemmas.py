@@ -18,6 +18,7 @@ from test_split import _both_refute  # noqa: E402
 from quorem.verify.lemmas import LEMMAS, STEPS, instances, multiplier  # noqa: E402
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(LEMMAS))
 def test_lemma_is_valid(name: str) -> None:
     """The negation of the lemma, over fresh constants, is refuted by both solvers.

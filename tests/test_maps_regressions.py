@@ -231,6 +231,7 @@ def test_a_printed_huge_map_reads_back_or_is_refused_clearly() -> None:
 
 
 # ------------------------------------------------------------------ 6. deep nesting
+@pytest.mark.slow
 @pytest.mark.parametrize("bracket", ["[", "(", "{", "-", "min(", "2("])
 def test_deeply_nested_map_text_is_a_clear_error(bracket: str) -> None:
     for where in ("(d0) -> ({}d0), domain: d0 in [0, 3]", "(d0) -> (d0), domain: d0 in {}"):
@@ -248,6 +249,7 @@ def test_a_long_chain_of_operators_simplifies_and_prints() -> None:
     assert parse_map(print_map(s)) == s
 
 
+@pytest.mark.slow
 def test_a_batch_goes_on_after_a_deeply_nested_line(tmp_path: Path) -> None:
     ok = json.dumps({"id": 2, "map": "(d0) -> (d0 mod 8), domain: d0 in [0, 7]"})
     lines = [

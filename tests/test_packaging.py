@@ -6,6 +6,7 @@ import subprocess
 import sys
 import tomllib
 
+import pytest
 from support import REPO
 
 
@@ -39,6 +40,7 @@ def _run(code: str, tmp_path: object) -> str:
     return done.stdout
 
 
+@pytest.mark.slow
 def test_every_module_imports_from_outside(tmp_path: object) -> None:
     """Each module of engine/, rules/ and verify/ imports under the quorem namespace anywhere."""
     assert {"quorem.term", "quorem.cli.main", "quorem.verify.prove", "quorem.rules"} <= set(MODULES)

@@ -312,6 +312,7 @@ def test_commands_refuse_an_unproven_rule_with_exit_1(offset: Path, command: lis
     assert "not proven (--allow-unproven): mod-drop-offset" in opted.stderr
 
 
+@pytest.mark.slow
 def test_a_batch_with_an_unproven_rule_fails_and_the_opt_in_marks_each_result(
     offset: Path, tmp_path: Path
 ) -> None:
@@ -400,6 +401,7 @@ def test_a_partial_run_writes_no_record(tmp_path: Path) -> None:
     assert not record_path(file).exists()
 
 
+@pytest.mark.slow
 def test_the_reviews_unsound_example_is_refused_everywhere(tmp_path: Path) -> None:
     """``(x + C)%C -> x%C`` stated for trunc: shown unsound, then refused at every use."""
     file = tmp_path / "my.rules"
@@ -474,6 +476,7 @@ def test_mutants_shown_unsound_are_refused_at_use(tmp_path: Path) -> None:
     assert totals["applied with the opt-in, and said so"] == totals["shown unsound"], rows
 
 
+@pytest.mark.slow
 def test_map_simplify_refuses_and_the_opt_in_marks_the_map(tmp_path: Path) -> None:
     file = tmp_path / "floor.rules"
     file.write_text(OFFSET.format(sem="floor"))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 
+import pytest
 from support import assert_equivalent
 
 import quorem
@@ -92,6 +93,7 @@ def test_deep_nested_sum() -> None:
     assert r.term is want
 
 
+@pytest.mark.slow
 def test_deep_nested_divisions() -> None:
     """A chain of 100 000 nested divisions and remainders simplifies iteratively, correctly."""
     depth = 100_000
@@ -106,6 +108,7 @@ def test_deep_nested_divisions() -> None:
         assert quorem.evaluate(r.term, env) == quorem.evaluate(t, env)
 
 
+@pytest.mark.slow
 def test_sum_of_ten_thousand_terms() -> None:
     """A sum of 10 000 addends with divisions to fold simplifies correctly."""
     n = 10_000

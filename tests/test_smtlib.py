@@ -167,6 +167,7 @@ def test_smt2_files_parse_in_z3_and_cvc5(
             assert _cvc5_parse(text) > 0, path.name
 
 
+@pytest.mark.slow
 def test_smt2_writes_every_shipped_obligation_in_the_ints_theory(tmp_path: Path) -> None:
     """No shipped rule needs an operator outside the Ints theory (none is skipped)."""
     rules = jobs.load_rules([])
@@ -180,6 +181,7 @@ def _results(out: str) -> list[dict[str, Any]]:
     return list(json.loads(out)["rules"])
 
 
+@pytest.mark.slow
 @needs_cvc5
 def test_confirm_cvc5_reports_json_junit_and_caches(
     tmp_path: Path, cache_dir: Path, capsys: pytest.CaptureFixture[str]
@@ -208,6 +210,7 @@ def test_confirm_cvc5_reports_json_junit_and_caches(
     assert summary["z3+cvc5"] == 8 and summary["solver"] == "cvc5"
 
 
+@pytest.mark.slow
 @needs_cvc5
 def test_confirm_checks_a_counterexample_too(capsys: pytest.CaptureFixture[str]) -> None:
     """A refuted obligation's query is sat for cvc5 as well."""
@@ -392,6 +395,7 @@ def test_a_proof_by_sign_cases_is_confirmed_case_by_case(
     assert "sign case B >0, C <0: unknown timeout" in r["confirmation"]["reason"]
 
 
+@pytest.mark.slow
 @needs_cvc5
 def test_a_purified_proof_is_confirmed_through_its_sign_cases(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
@@ -533,6 +537,7 @@ def _eucliddiv_path() -> list[Any]:
     return list(z3.parse_smt2_string(_EUCLIDDIV_PATH))
 
 
+@pytest.mark.slow
 @needs_cvc5
 @pytest.mark.parametrize("path", [_floordiv_path, _eucliddiv_path])
 def test_a_path_query_cvc5_leaves_is_restated_with_lemma_instances(

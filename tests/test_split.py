@@ -147,6 +147,7 @@ def test_native_division_agrees_with_the_engine_on_a_grid() -> None:
             assert got == (wq, wr), (sem, a, b)
 
 
+@pytest.mark.slow
 def test_sign_cases_are_exhaustive() -> None:
     """The cases of a split cover every assignment; one case fewer does not."""
     for n in range(4):
@@ -231,6 +232,7 @@ def test_nested_div_native_split_both_solvers() -> None:
         _both_refute(list(assertions))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["congruence-div-lone-down", "congruence-mod"])
 def test_congruence_native_split_both_solvers(name: str) -> None:
     """The bucket argument (``vmin(s) // D == vmax(s) // D``): every case refuted by both

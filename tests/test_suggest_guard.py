@@ -33,6 +33,7 @@ def _proven(rule_text: str) -> bool:
     return all(prove(ob, 10.0).ok for ob in obligations_of(rule, 2))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("path", KNOWN_BUGS, ids=lambda p: p.stem)
 def test_known_bugs_get_a_proven_guard_that_keeps_the_old_one(path: Path) -> None:
     [rule] = load_rule_files([path])
@@ -59,6 +60,7 @@ def test_the_missing_lower_bound_is_found() -> None:
     assert cex.values["vmin(x)"] < 0
 
 
+@pytest.mark.slow
 def test_each_dropped_atom_really_lets_its_counterexample_through() -> None:
     [rule] = load_rule_files([Path(__file__).parent / "known_bugs/xla_nested_floordiv.rules"])
     s = suggest_guard(rule)
@@ -113,6 +115,7 @@ def parse_guard(text: str, pattern: str = "(x // B) // C") -> Expr:
     return r.guard
 
 
+@pytest.mark.slow
 def test_cli_flag(capsys: pytest.CaptureFixture[str]) -> None:
     path = str(Path(__file__).parent / "known_bugs/xla_nested_floordiv.rules")
     code = cli.main([path, "--suggest-guard", "--no-cache", "--obligation", "equivalence"])
@@ -126,6 +129,7 @@ def test_cli_flag(capsys: pytest.CaptureFixture[str]) -> None:
     assert s["status"] == "found" and "C >= 0" in s["added"]
 
 
+@pytest.mark.slow
 def test_a_missing_product_equation_is_found() -> None:
     # Two nested floor divisions are one division by the product: the guard must say
     # which constant is the product, an equation the grammar states as `A * B == C`.
@@ -141,6 +145,7 @@ def test_a_missing_product_equation_is_found() -> None:
     assert cex["A"] * cex["B"] != cex["C"]
 
 
+@pytest.mark.slow
 def test_a_fold_rule_gets_its_range_constancy_guard() -> None:
     # The fold rules need `vmin(p) == vmax(p)` of a compound part p of the pattern.
     [rule] = parse_rules(
@@ -173,6 +178,7 @@ def test_grammar_has_constancy_of_ranges_read() -> None:
     assert "vmin(x // y) == vmax(x // y)" in texts
 
 
+@pytest.mark.slow
 def test_a_guard_no_conjunction_states_is_found_as_a_disjunction() -> None:
     # min-of-quotients without its guard `K > 0 and vmin(d) > 0 or K < 0 and vmax(d) < 0`:
     # each sign case alone is a proven conjunction; only their disjunction is as weak.
@@ -224,6 +230,7 @@ def test_the_budget_is_a_count_of_candidates_not_seconds() -> None:
     assert "3 candidates tried" in s.note
 
 
+@pytest.mark.slow
 def test_the_same_rule_gets_the_same_guard_twice() -> None:
     # The budget is candidates and Z3 resources, not time: two runs find the same guard
     # (the counterexamples on the way may differ: Z3 may pick other models).

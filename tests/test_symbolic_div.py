@@ -284,6 +284,7 @@ rule trunc-monomial-split-without-sign
 """
 
 
+@pytest.mark.slow
 def test_prover_proves_the_monomial_rules() -> None:
     pytest.importorskip("z3")
     from quorem.verify.prove import obligations_of, prove
@@ -309,6 +310,7 @@ def test_prover_proves_the_monomial_rules() -> None:
             assert check_nested(ob).status == "proven", ob.label
 
 
+@pytest.mark.slow
 def test_prover_does_not_prove_the_trunc_split_without_its_sign_condition() -> None:
     """Z3 finds a model (the engine cannot replay it: its t is no product with d)."""
     pytest.importorskip("z3")

@@ -175,6 +175,7 @@ def test_comparisons_nested_in_comparisons_build_and_keep_their_values() -> None
         assert _at(e, p) == quorem.evaluate(t, p) == quorem.evaluate(back, p)
 
 
+@pytest.mark.slow
 def test_a_term_too_large_as_a_tree_is_refused_with_a_short_message() -> None:
     from quorem.sympy_interop import MAX_TREE_NODES
 

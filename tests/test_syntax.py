@@ -146,6 +146,7 @@ def test_parse_errors_keep_positions() -> None:
 
 # Not a speed target (benchmarks/ hold those): a parser quadratic in the nesting would
 # take hours here, and the limit turns that into a failure rather than a stalled run.
+@pytest.mark.slow
 @pytest.mark.timeout(300)
 def test_long_nesting_parses() -> None:
     """A sum nested 100 000 deep (800 000 tokens) parses (in seconds: linear)."""

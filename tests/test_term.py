@@ -163,6 +163,7 @@ _ORDER_SCRIPT = textwrap.dedent(
 )
 
 
+@pytest.mark.slow
 def test_canonical_order_is_the_same_in_fresh_processes() -> None:
     """Printed canonical order does not depend on creation order or PYTHONHASHSEED."""
     outputs = set()
@@ -442,6 +443,7 @@ def test_count_divmod_counts_the_written_tree(a: Term, b: Term) -> None:
     assert count_divmod(compare(Op.LT, a % 3, b % 3)) == 2
 
 
+@pytest.mark.slow
 def test_deep_terms_need_no_recursion() -> None:
     """Terms nested far beyond the recursion limit build, print, parse, evaluate and simplify."""
     x = var("x", 0, 10**6)

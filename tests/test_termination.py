@@ -81,6 +81,8 @@ def _only(text: str) -> Rule:
 
 
 # ---------------------------------------------------------------- the shipped rules
+@pytest.mark.slow
+@pytest.mark.catalogue
 def test_every_shipped_rule_is_shown_decreasing() -> None:
     """Every instance of every shipped rule decreases the measure (and none vacuously)."""
     for rule in default_ruleset():

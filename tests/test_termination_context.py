@@ -168,6 +168,8 @@ def test_shipped_order_is_not_closed_under_contexts() -> None:
 
 
 # ---------------------------------------------------------------- the prover
+@pytest.mark.slow
+@pytest.mark.catalogue
 def test_every_shipped_rule_decreases_the_nested_order() -> None:
     """Every instance of every rule of the rewriter is proven (arity up to 2 here; CI 4)."""
     for rule in default_ruleset():
@@ -235,6 +237,7 @@ def _smaller(after: Term, before: Term, memo: dict[Term, Counter[Element]]) -> b
     return nested_less(term_nodes(after, memo), term_nodes(before, memo))
 
 
+@pytest.mark.slow
 def test_every_step_shrinks_the_node_in_the_nested_order() -> None:
     """Every rule application over the corpora makes its node smaller."""
     memo: dict[Term, Counter[Element]] = {}
@@ -249,6 +252,7 @@ def _has_logic(term: Term) -> bool:
     return any(t.op in (quorem.Op.AND, quorem.Op.OR) for t in nodes(term))
 
 
+@pytest.mark.slow
 def test_every_step_shrinks_the_whole_term_in_the_nested_order() -> None:
     """Replayed into the whole term, every step of every corpus case shrinks it.
 

@@ -135,6 +135,7 @@ def test_deep_parentheses_and_minus_chains() -> None:
     assert quorem.parse("+-" * DEPTH + "(x + 1)") is tm.linear([(x, 1)], 1)
 
 
+@pytest.mark.slow
 def test_deep_terms_print_and_parse_back() -> None:
     """A term far deeper than the recursion limit prints as text that parses back to it."""
     depth = 20 * sys.getrecursionlimit()

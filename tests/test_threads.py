@@ -117,6 +117,7 @@ def _assert_same_objects(per_thread: Sequence[Sequence[Term]]) -> None:
         assert not split, f"{len(split)} equal terms are different objects, e.g. {first[split[0]]}"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("round_", range(_ROUNDS))
 def test_parse_and_simplify_from_threads(round_: int) -> None:
     """Eight threads parse and simplify the same expressions: one object per term, and
@@ -177,6 +178,7 @@ def test_terms_dying_while_threads_build_them() -> None:
     _assert_same_objects([[t for ts in kept for t in ts], [t for ts in again for t in ts]])
 
 
+@pytest.mark.slow
 def test_new_rule_set_from_threads() -> None:
     """Threads share a fresh rule set whose dispatchers are compiled on first use."""
     rules = RuleSet(list(quorem.default_ruleset().rules))
@@ -198,6 +200,7 @@ def test_default_rule_set_loaded_once_from_threads(monkeypatch: pytest.MonkeyPat
     assert len(ruleset_module._DEFAULT) == 1
 
 
+@pytest.mark.slow
 def test_variable_counts_from_threads() -> None:
     """Threads build and drop variables of one name with two bounds at once: every
     term holding both is refused, and once all are dropped no count is left over."""

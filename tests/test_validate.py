@@ -26,6 +26,7 @@ def _cases() -> list[tuple[str, dict[str, tuple[int, int]], str]]:
     return cases
 
 
+@pytest.mark.slow
 def test_every_step_on_the_example_corpora_is_valid() -> None:
     """All rewrite steps taken on the goal table and the seed corpus are proven by Z3."""
     steps = 0

@@ -172,6 +172,8 @@ def test_quorem_verify_subcommand(capsys: pytest.CaptureFixture[str]) -> None:
     assert "proven" in capsys.readouterr().out
 
 
+@pytest.mark.slow
+@pytest.mark.catalogue
 def test_interval_transfer_functions_proven() -> None:
     """Symbolic execution of the engine's interval code proves a sample of operators sound."""
     from quorem.verify.intervals import _prove_add, _prove_binary

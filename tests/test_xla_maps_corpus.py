@@ -37,6 +37,7 @@ def test_each_case_reaches_its_expected_map(case: dict[str, Any]) -> None:
     assert print_map(simplify_map(m, **case["options"])) == case["expected"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case", CASES, ids=[c["id"] for c in CASES])
 def test_each_expected_map_reads_what_its_map_reads(case: dict[str, Any]) -> None:
     m, want = parse_map(case["map"]), parse_map(case["expected"])
