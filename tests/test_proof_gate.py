@@ -488,3 +488,18 @@ def test_map_simplify_refuses_and_the_opt_in_marks_the_map(tmp_path: Path) -> No
     assert opted.returncode == 0, opted.stderr
     assert json.loads(opted.stdout)["unproven_rules"] == ["mod-drop-offset"]
     assert "not proven (--allow-unproven): mod-drop-offset" in opted.stderr
+
+
+def test_a_record_goes_beside_the_rules_file_a_link_points_to(tmp_path: Path) -> None:
+    """An editable install reaches the shipped files through links: the record is written
+    beside the real file, never in place of the link (where the tree would not see it)."""
+    real = tmp_path / "tree" / "mine.rules"
+    real.parent.mkdir()
+    real.write_text(DOUBLE)
+    link = tmp_path / "installed" / "mine.rules"
+    link.parent.mkdir()
+    link.symlink_to(real)
+    done = _quorem("verify", str(link), "--no-cache", cwd=tmp_path)
+    assert done.returncode == 0, done.stdout
+    assert record_path(real).is_file()
+    assert not record_path(link).exists()

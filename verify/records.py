@@ -141,7 +141,9 @@ def write_records(
     all_by_file = _by_file(every)
     for file, group in _by_file(rules).items():
         record = _merged(file, group, results, all_by_file.get(file, group))
-        path = record_path(file)
+        # Beside the rules file itself: an editable install reaches the shipped files
+        # through links, and a record written beside the link would not be the tree's.
+        path = record_path(Path(file).resolve())
         tmp = path.with_name(path.name + ".tmp")
         tmp.write_text(_dumps(record), encoding="utf-8")
         tmp.replace(path)
