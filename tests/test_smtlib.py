@@ -19,6 +19,7 @@ from support import REPO, run_verify  # noqa: E402
 
 import quorem  # noqa: E402
 from quorem.cli import verify as cli  # noqa: E402
+from quorem.cli.verify import run as verify_run  # noqa: E402
 from quorem.verify import confirm, digest, jobs  # noqa: E402
 from quorem.verify.prove import obligation_query, obligations_of, prove  # noqa: E402
 from quorem.verify.smtlib import (  # noqa: E402
@@ -560,7 +561,8 @@ def test_cached_interval_confirmations_show_only_when_asked(
 ) -> None:
     """The interval proofs are cached as one entry, confirmations included: a run without
     --confirm shows none of them; one with it gets them from the cache."""
-    monkeypatch.setattr(cli, "interval_obligations", lambda: ["max", "min"])
+    # Looked up where the proofs are run from.
+    monkeypatch.setattr(verify_run, "interval_obligations", lambda: ["max", "min"])
     monkeypatch.setattr(confirm, "_run_cvc5", lambda script, seconds: ("unsat", "", {}))
     argv = ["--obligation", "interval", "--json"]
     code, out = run_verify([*argv, "--confirm", "cvc5"], capsys)
