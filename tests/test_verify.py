@@ -16,6 +16,7 @@ from support import run_verify  # noqa: E402
 
 import quorem  # noqa: E402
 from quorem.cli import verify as cli  # noqa: E402
+from quorem.cli.verify import summary as verify_summary  # noqa: E402
 from quorem.ops import Semantics  # noqa: E402
 from quorem.rulefile import parse_rules  # noqa: E402
 from quorem.verify.prove import Obligation, obligations_of, prove, result_json  # noqa: E402
@@ -263,7 +264,7 @@ def test_portfolio_grid_is_weaker_than_a_proof(monkeypatch: pytest.MonkeyPatch) 
     r = prove(Obligation(rule, Semantics.FLOOR, 0, "equivalence"))
     assert r.status == "proven-on-grid(M, N in -3..4 but 0)", r
     assert not r.ok
-    assert cli._summary([result_json(r)], 0.0)["unknown"] == 1  # so quorem verify exits 3
+    assert verify_summary.summary([result_json(r)], 0.0)["unknown"] == 1  # so quorem verify exits 3
     # A wrong rule is still refuted on the grid, with a replayed counterexample.
     (trunc,) = parse_rules(_SPLIT.replace("floor", "trunc"))
     refuted = prove(Obligation(trunc, Semantics.TRUNC, 0, "equivalence"))

@@ -24,6 +24,9 @@ from support import REPO, run_verify  # noqa: E402
 from quorem import proofdigest as digest  # noqa: E402  (where code_digest lives)
 from quorem.cli import verify as cli  # noqa: E402
 from quorem.cli.args import EXIT_BROKEN_PIPE, EXIT_INTERRUPTED  # noqa: E402
+from quorem.cli.verify import junit as verify_junit  # noqa: E402
+from quorem.cli.verify import options as verify_options  # noqa: E402
+from quorem.cli.verify import summary as verify_summary  # noqa: E402
 from quorem.ruleset import default_ruleset  # noqa: E402
 from quorem.verify import jobs  # noqa: E402
 from quorem.verify.cache import ProofCache  # noqa: E402
@@ -318,9 +321,9 @@ def test_junit_counts_as_the_summary_and_names_relative_paths(tmp_path: Path) ->
         _result("unsound", "/x/y.rules"),
     ]
     report = tmp_path / "junit.xml"
-    cli._write_junit(report, results, 1.0)
+    verify_junit.write_junit(report, results, 1.0)
     suite = ET.parse(report).getroot()
-    summary = cli._summary(results, 1.0)
+    summary = verify_summary.summary(results, 1.0)
     assert int(suite.get("errors", "")) == summary["unknown"] == 2
     assert int(suite.get("failures", "")) == summary["unsound"] == 1
     cases = suite.findall("testcase")
@@ -401,7 +404,7 @@ def test_docs_ci_recipe_keeps_junit_and_the_cache() -> None:
     argv = command.split()[2:]
     assert "--junit" in argv and "verify-junit.xml" in workflow.split(command)[1]
     # Its options are the command's own.
-    known = {a for action in cli._parser()._actions for a in action.option_strings}
+    known = {a for action in verify_options.parser()._actions for a in action.option_strings}
     assert {a for a in argv if a.startswith("-")} <= known
 
 

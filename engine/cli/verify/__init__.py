@@ -15,7 +15,6 @@ proven), ``run`` (the proofs, on an executor), ``cached`` (the proof cache),
 
 from __future__ import annotations
 
-from quorem.cli.verify import junit, options, summary
 from quorem.cli.verify.command import main
 from quorem.cli.verify.exits import EXIT_PROVEN, EXIT_UNKNOWN, EXIT_UNSOUND, EXIT_USAGE
 from quorem.cli.verify.options import LABELS_EPILOG, OBLIGATIONS_ALL
@@ -33,8 +32,3 @@ __all__ = [
     "slowest_rules",
     "verify_rules",
 ]
-
-# The names the tests know these by, from before the split.
-_parser = options.parser
-_summary = summary.summary
-_write_junit = junit.write_junit
