@@ -4,11 +4,11 @@ The public API lives in :mod:`quorem.api` and is re-exported here. Importing
 ``quorem`` never imports Z3; the prover is :mod:`quorem.verify`.
 """
 
-from quorem import _native
+from . import _native
 
 # Before any engine module is imported: QUOREM_PURE_PYTHON=1, or a stale extension, loads
 # the interpreted source instead of the compiled module.
 _native.install()
 
-from quorem.api import *  # noqa: E402, F403
-from quorem.api import __all__ as __all__  # noqa: E402
+from .api import *  # noqa: E402, F403
+from .api import __all__ as __all__  # noqa: E402

@@ -1,5 +1,5 @@
 """``python -m quorem``: the command-line tool."""
 
-from quorem.cli.main import main
+from .cli.main import main
 
 raise SystemExit(main())

@@ -8,12 +8,12 @@ import warnings
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Final, ParamSpec, TypeVar
 
-from quorem import evaluation as _evaluate
-from quorem import printer as _printer
-from quorem import term as _term
-from quorem.bounds import BoundsError, bounds_of
-from quorem.build import parse_term
-from quorem.errors import (
+from . import evaluation as _evaluate
+from . import printer as _printer
+from . import term as _term
+from .bounds import BoundsError, bounds_of
+from .build import parse_term
+from .errors import (
     DivisionByZeroError,
     EvaluationError,
     IncompleteRewriteWarning,
@@ -26,8 +26,8 @@ from quorem.errors import (
     UnprovenRuleWarning,
     VariableClashError,
 )
-from quorem.ops import Op, Semantics
-from quorem.rewrite import (
+from .ops import Op, Semantics
+from .rewrite import (
     RewriteResult,
     Step,
     StopReason,
@@ -35,10 +35,10 @@ from quorem.rewrite import (
     rewrite_given,
     rewrite_stop,
 )
-from quorem.rule import Rule
-from quorem.ruleset import RuleSet, default_ruleset
-from quorem.term import Term, check_one_name, const, var
-from quorem.walk import free_names, nodes
+from .rule import Rule
+from .ruleset import RuleSet, default_ruleset
+from .term import Term, check_one_name, const, var
+from .walk import free_names, nodes
 
 __all__ = [
     "BoundsError",
@@ -423,7 +423,7 @@ def emit(
     error names them. Equal to ``term`` at every point of its variables' bounds where
     ``term`` has a value.
     """
-    from quorem.codegen import emit as emit_code  # noqa: PLC0415
+    from .codegen import emit as emit_code  # noqa: PLC0415
 
     _require_term("emit", term, more=params is not None)
     return emit_code(term, params, lang, name)
@@ -431,7 +431,7 @@ def emit(
 
 def to_sympy(term: Term) -> Any:
     """``term`` as a SymPy expression (needs SymPy; see :mod:`quorem.sympy_interop`)."""
-    from quorem.sympy_interop import to_sympy as convert  # noqa: PLC0415
+    from .sympy_interop import to_sympy as convert  # noqa: PLC0415
 
     _require_term("to_sympy", term)
     return convert(term)
@@ -442,6 +442,6 @@ def from_sympy(expr: Any, bounds: VarBounds | None = None) -> Term:
 
     ``bounds`` takes the forms :func:`parse`'s ``vars`` does (``(lo, hi)`` or ``"LO:HI"``).
     """
-    from quorem.sympy_interop import from_sympy as convert  # noqa: PLC0415
+    from .sympy_interop import from_sympy as convert  # noqa: PLC0415
 
     return convert(expr, bounds_of(bounds))

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Final
 
-from quorem.ops import Op
+from .ops import Op
 
 __all__ = [
     "BINARY_EVALUATORS",

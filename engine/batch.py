@@ -33,9 +33,9 @@ import weakref
 from collections.abc import Callable, Iterable, Iterator
 from typing import Final
 
-from quorem.matcher import Bindings, instantiate, match
-from quorem.ops import DIVISION_OPS, Op, Semantics
-from quorem.rule import (
+from .matcher import Bindings, instantiate, match
+from .ops import DIVISION_OPS, Op, Semantics
+from .rule import (
     Binary,
     Expr,
     Name,
@@ -49,8 +49,8 @@ from quorem.rule import (
     expr_names,
     pattern_op,
 )
-from quorem.ruleset import RuleSet
-from quorem.term import Term, linear, linear_update, lookup, op_block
+from .ruleset import RuleSet
+from .term import Term, linear, linear_update, lookup, op_block
 
 __all__ = [
     "BATCH_ATOMS",

@@ -13,8 +13,8 @@ import re
 from collections.abc import Mapping
 from typing import Final
 
-from quorem.errors import ParseError, QuoremError
-from quorem.syntax import parse_int
+from .errors import ParseError, QuoremError
+from .syntax import parse_int
 
 __all__ = [
     "BOUNDS_EXAMPLES",

@@ -6,16 +6,16 @@ import gc
 from collections.abc import Mapping
 from typing import Final
 
-from quorem.errors import (
+from .errors import (
     DivisionByZeroError,
     ParseError,
     TermError,
     ZeroDivisorParseError,
 )
-from quorem.ops import DIVISION_FUNCTIONS, Op, Semantics
-from quorem.printer import brief
-from quorem.syntax import Binary, Call, Name, Node, Num, Unary, parse_syntax
-from quorem.term import (
+from .ops import DIVISION_FUNCTIONS, Op, Semantics
+from .printer import brief
+from .syntax import Binary, Call, Name, Node, Num, Unary, parse_syntax
+from .term import (
     Term,
     ceildiv,
     compare,

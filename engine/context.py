@@ -20,10 +20,10 @@ import dataclasses
 from collections.abc import Iterable, Mapping
 from typing import Final
 
-from quorem.errors import TermError
-from quorem.ops import DIVISION_OPS, Op
-from quorem.term import Term, const, linear, var
-from quorem.walk import free_names, nodes, replace_subterms, substitute
+from .errors import TermError
+from .ops import DIVISION_OPS, Op
+from .term import Term, const, linear, var
+from .walk import free_names, nodes, replace_subterms, substitute
 
 __all__ = [
     "Bounds",

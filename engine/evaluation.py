@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from quorem.arith import BINARY_EVALUATORS
-from quorem.errors import EvaluationError
-from quorem.ops import DIVISION_OPS, Op
-from quorem.printer import brief
-from quorem.term import Term
+from .arith import BINARY_EVALUATORS
+from .errors import EvaluationError
+from .ops import DIVISION_OPS, Op
+from .printer import brief
+from .term import Term
 
 __all__ = ["count_divmod", "division_counts", "evaluate"]
 

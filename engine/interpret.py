@@ -14,7 +14,7 @@ import math
 from collections.abc import Callable, Mapping, Sequence
 from typing import Final, Union
 
-from quorem.arith import (
+from .arith import (
     ceildiv,
     eucliddiv,
     euclidmod,
@@ -23,11 +23,11 @@ from quorem.arith import (
     truncdiv,
     truncmod,
 )
-from quorem.errors import TermError
-from quorem.monomial import monomial_divides, monomial_quotient
-from quorem.ops import DIVISION_FUNCTIONS, Op, Semantics
-from quorem.overflow import fits_int64
-from quorem.rule import (
+from .errors import TermError
+from .monomial import monomial_divides, monomial_quotient
+from .ops import DIVISION_FUNCTIONS, Op, Semantics
+from .overflow import fits_int64
+from .rule import (
     TERM_FUNCS,
     Binary,
     Call,
@@ -38,7 +38,7 @@ from quorem.rule import (
     Unary,
     sequence_names,
 )
-from quorem.term import (
+from .term import (
     Term,
     compare,
     const,
@@ -51,7 +51,7 @@ from quorem.term import (
     mod,
     mul,
 )
-from quorem.term import ceildiv as ceildiv_term
+from .term import ceildiv as ceildiv_term
 
 __all__ = ["Binding", "Env", "Undetermined", "evaluate_expr", "evaluate_to_term"]
 

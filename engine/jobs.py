@@ -25,9 +25,9 @@ from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from typing import Final, TypeVar
 
-from quorem.errors import QuoremError
-from quorem.rule import Rule
-from quorem.ruleset import RuleSet, default_ruleset
+from .errors import QuoremError
+from .rule import Rule
+from .ruleset import RuleSet, default_ruleset
 
 __all__ = [
     "JobsError",

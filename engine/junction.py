@@ -27,11 +27,11 @@ import dataclasses
 from collections.abc import Callable, Mapping, Sequence
 from typing import Final
 
-from quorem.errors import TermError
-from quorem.interpret import Undetermined, evaluate_expr, evaluate_to_term
-from quorem.matcher import Bindings, match
-from quorem.ops import COMMUTATIVE, Op, Semantics
-from quorem.rule import (
+from .errors import TermError
+from .interpret import Undetermined, evaluate_expr, evaluate_to_term
+from .matcher import Bindings, match
+from .ops import COMMUTATIVE, Op, Semantics
+from .rule import (
     Binary,
     Expr,
     Name,
@@ -44,8 +44,8 @@ from quorem.rule import (
     expr_names,
     pattern_op,
 )
-from quorem.ruleset import CompiledRule
-from quorem.term import Term, const, junction_clauses, linear
+from .ruleset import CompiledRule
+from .term import Term, const, junction_clauses, linear
 
 __all__ = [
     "LONG_CHAIN",

@@ -11,10 +11,10 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Final
 
-from quorem.errors import TermError
-from quorem.interpret import Binding, Undetermined, evaluate_expr
-from quorem.ops import COMMUTATIVE, LOGICAL, Op, Semantics
-from quorem.rule import (
+from .errors import TermError
+from .interpret import Binding, Undetermined, evaluate_expr
+from .ops import COMMUTATIVE, LOGICAL, Op, Semantics
+from .rule import (
     Call,
     Expr,
     Lit,
@@ -29,7 +29,7 @@ from quorem.rule import (
     Unary,
     pattern_op,
 )
-from quorem.term import Term, binary, const, junction_chain, junction_clauses, linear
+from .term import Term, binary, const, junction_chain, junction_clauses, linear
 
 __all__ = ["Bindings", "child_cost", "instantiate", "match"]
 

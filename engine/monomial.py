@@ -18,8 +18,8 @@ from __future__ import annotations
 from collections import Counter
 from typing import Final
 
-from quorem.ops import Op
-from quorem.term import Term, const, linear, product
+from .ops import Op
+from .term import Term, const, linear, product
 
 __all__ = ["monomial", "monomial_divides", "monomial_quotient"]
 

@@ -28,10 +28,10 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Final, Union
 
-from quorem import interval as iv
-from quorem.ops import DIVISION_FUNCTIONS, Op, Semantics
-from quorem.rule import Binary, Call, Expr, Lit, Name, Unary, expr_names, sequence_names
-from quorem.term import Term
+from . import interval as iv
+from .ops import DIVISION_FUNCTIONS, Op, Semantics
+from .rule import Binary, Call, Expr, Lit, Name, Unary, expr_names, sequence_names
+from .term import Term
 
 __all__ = ["INT64_MAX", "INT64_MIN", "FitsCheck", "compile_fits", "fits_int64", "term_fits_int64"]
 

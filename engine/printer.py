@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Final, TypeAlias
 
-from quorem.ops import QUOTIENT_OPS, SEMANTICS_OF, Op, Semantics
+from .ops import QUOTIENT_OPS, SEMANTICS_OF, Op, Semantics
 
 if TYPE_CHECKING:  # terms are read, never built, here: term.py prints with this module
-    from quorem.term import Term
+    from .term import Term
 
 __all__ = ["brief", "int_text", "to_text"]
 

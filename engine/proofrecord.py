@@ -32,8 +32,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Final
 
-from quorem.ops import Semantics
-from quorem.rule import Rule
+from .ops import Semantics
+from .rule import Rule
 
 __all__ = [
     "NO_RECORD",
@@ -160,7 +160,7 @@ def _proof(entry: Mapping[str, Any], source: str, stale: str) -> RuleProof:
 
 def _prover_stale(data: Mapping[str, Any], rules_file: str) -> str:
     """Why a record by another prover does not count, or '' when it is this one's."""
-    from quorem.proofdigest import code_digest  # noqa: PLC0415  (user records only)
+    from .proofdigest import code_digest  # noqa: PLC0415  (user records only)
 
     current = code_digest()
     if data["prover"] == current:

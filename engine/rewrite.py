@@ -18,23 +18,23 @@ from collections.abc import Iterable, Iterator, Sequence
 from contextvars import ContextVar
 from itertools import filterfalse
 
-from quorem.batch import BATCH_ATOMS, BatchRule, batch_hook, batch_rules
-from quorem.compiler.dispatch import Dispatch
-from quorem.context import in_context, knowledge, restore_variables, safe_outside
-from quorem.errors import DivisionByZeroError, TermError
-from quorem.evaluation import count_divmod
-from quorem.junction import (
+from .batch import BATCH_ATOMS, BatchRule, batch_hook, batch_rules
+from .compiler.dispatch import Dispatch
+from .context import in_context, knowledge, restore_variables, safe_outside
+from .errors import DivisionByZeroError, TermError
+from .evaluation import count_divmod
+from .junction import (
     ChainRules,
     PairRule,
     apply_pair_rules,
     chain_rules,
     is_long_chain,
 )
-from quorem.matcher import JUNCTION_CLAUSES
-from quorem.ops import Op
-from quorem.overflow import term_fits_int64
-from quorem.ruleset import CompiledRule, RuleSet
-from quorem.term import (
+from .matcher import JUNCTION_CLAUSES
+from .ops import Op
+from .overflow import term_fits_int64
+from .ruleset import CompiledRule, RuleSet
+from .term import (
     Term,
     conjunction,
     const,
@@ -45,7 +45,7 @@ from quorem.term import (
     point_variables_built,
     rebuild,
 )
-from quorem.walk import free_names, nodes, pin_point_variables, postorder
+from .walk import free_names, nodes, pin_point_variables, postorder
 
 _CONST_OP, _ADD_OP, _VAR_OP = Op.CONST, Op.ADD, Op.VAR
 
@@ -455,7 +455,7 @@ def _collector_paused(budget: Budget) -> Iterator[None]:
 
 def _zero_everywhere(exc: DivisionByZeroError, t: Term) -> DivisionByZeroError:
     """The error for the division ``t`` whose divisor was proven 0 at every point."""
-    from quorem.printer import brief  # noqa: PLC0415  (printer imports rewrite's deps)
+    from .printer import brief  # noqa: PLC0415  (printer imports rewrite's deps)
 
     return DivisionByZeroError(
         f"{exc}: its divisor {brief(t.args[1])} is 0 at every point of the variables' ranges"

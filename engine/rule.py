@@ -20,10 +20,10 @@ import dataclasses
 import enum
 from typing import TYPE_CHECKING, Final
 
-from quorem.ops import DIV_OF, MOD_OF, Op, Semantics
+from .ops import DIV_OF, MOD_OF, Op, Semantics
 
 if TYPE_CHECKING:
-    from quorem.proofrecord import RuleProof
+    from .proofrecord import RuleProof
 
 __all__ = [
     "AGGREGATES",

@@ -28,13 +28,13 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Final
 
-from quorem import syntax as sx
-from quorem.compiler.cache import load_parsed, shipped, store_parsed
-from quorem.errors import ParseError, RuleError, RuleErrors
-from quorem.ops import Semantics
-from quorem.printer import int_text
-from quorem.proofrecord import attach_proofs
-from quorem.rule import (
+from . import syntax as sx
+from .compiler.cache import load_parsed, shipped, store_parsed
+from .errors import ParseError, RuleError, RuleErrors
+from .ops import Semantics
+from .printer import int_text
+from .proofrecord import attach_proofs
+from .rule import (
     AGGREGATES,
     CONST_FUNCS,
     TERM_FUNCS,

@@ -7,8 +7,8 @@ import threading
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 
-from quorem.compiler.cache import rule_cache
-from quorem.compiler.dispatch import (
+from .compiler.cache import rule_cache
+from .compiler.dispatch import (
     Applier,
     Dispatch,
     DispatchEntry,
@@ -16,14 +16,14 @@ from quorem.compiler.dispatch import (
     compile_rule,
     sum_needs,
 )
-from quorem.compiler.prebuilt import dispatcher
-from quorem.errors import RuleError, UnprovenRule, UnprovenRuleError
-from quorem.interpret import Undetermined, evaluate_expr, evaluate_to_term
-from quorem.matcher import Bindings, match
-from quorem.matcher import child_cost as _child_cost
-from quorem.ops import COMMUTATIVE, SEMANTICS_OF, Op, Semantics
-from quorem.proofrecord import PROVEN, proofs_from_record, semantics_key
-from quorem.rule import (
+from .compiler.prebuilt import dispatcher
+from .errors import RuleError, UnprovenRule, UnprovenRuleError
+from .interpret import Undetermined, evaluate_expr, evaluate_to_term
+from .matcher import Bindings, match
+from .matcher import child_cost as _child_cost
+from .ops import COMMUTATIVE, SEMANTICS_OF, Op, Semantics
+from .proofrecord import PROVEN, proofs_from_record, semantics_key
+from .rule import (
     Name,
     Pattern,
     PConst,
@@ -36,9 +36,9 @@ from quorem.rule import (
     expr_names,
     pattern_op,
 )
-from quorem.rulefile import check_unique_names, load_rule_files, parse_rules, raise_all
-from quorem.term import Term
-from quorem.walk import nodes
+from .rulefile import check_unique_names, load_rule_files, parse_rules, raise_all
+from .term import Term
+from .walk import nodes
 
 __all__ = [
     "CompiledRule",

@@ -20,12 +20,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Final
 
-from quorem.arith import BINARY_EVALUATORS
-from quorem.codegen.lower import lower
-from quorem.errors import QuoremError
-from quorem.ops import Op, Semantics
-from quorem.printer import brief
-from quorem.term import (
+from .arith import BINARY_EVALUATORS
+from .codegen.lower import lower
+from .errors import QuoremError
+from .ops import Op, Semantics
+from .printer import brief
+from .term import (
     Term,
     ceildiv,
     compare,
@@ -37,7 +37,7 @@ from quorem.term import (
     product,
     var,
 )
-from quorem.walk import postorder, tree_size
+from .walk import postorder, tree_size
 
 __all__ = ["SympyError", "from_sympy", "to_sympy"]
 

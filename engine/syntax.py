@@ -11,7 +11,7 @@ import dataclasses
 import re
 from typing import Final
 
-from quorem.errors import ParseError
+from .errors import ParseError
 
 __all__ = [
     "BINARY_PRECEDENCE",

@@ -62,11 +62,11 @@ from _weakref import _remove_dead_weakref  # type: ignore[attr-defined]
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any, Final, NoReturn
 
-from quorem import interval as iv
-from quorem.errors import DivisionByZeroError, TermError, VariableClashError
-from quorem.ops import DIV_OF, MOD_OF, Op, Semantics
-from quorem.printer import brief, int_text, to_text
-from quorem.syntax import RESERVED
+from . import interval as iv
+from .errors import DivisionByZeroError, TermError, VariableClashError
+from .ops import DIV_OF, MOD_OF, Op, Semantics
+from .printer import brief, int_text, to_text
+from .syntax import RESERVED
 
 __all__ = [
     "Term",

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from quorem.errors import TermError
-from quorem.ops import Op
-from quorem.term import Term, const, nodes, rebuild, var
+from .errors import TermError
+from .ops import Op
+from .term import Term, const, nodes, rebuild, var
 
 __all__ = [
     "free_names",

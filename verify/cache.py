@@ -24,8 +24,8 @@ from typing import Any, Final
 
 import z3
 
-from quorem.verify.digest import code_digest
-from quorem.verify.prove import PROVEN_STATUSES, Obligation
+from .digest import code_digest
+from .prove import PROVEN_STATUSES, Obligation
 
 __all__ = ["MAX_ENTRIES", "SAVE_INTERVAL", "ProofCache", "cache_key"]
 

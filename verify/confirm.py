@@ -27,8 +27,8 @@ from typing import Any, Final
 
 import z3
 
-from quorem.verify.lemmas import path_instances
-from quorem.verify.prove import (
+from .lemmas import path_instances
+from .prove import (
     PROVEN_STATUSES,
     SPLIT_METHOD,
     Obligation,
@@ -38,7 +38,7 @@ from quorem.verify.prove import (
     replay_model,
     split_queries,
 )
-from quorem.verify.smtlib import Script, UnsupportedTermError, obligation_script, to_smtlib
+from .smtlib import Script, UnsupportedTermError, obligation_script, to_smtlib
 
 __all__ = [
     "CONFIRMERS",
@@ -328,7 +328,7 @@ def _with_path_lemmas(
 
 def _restatable(ob: Obligation) -> bool:
     """Whether ``ob`` divides by a name, so its sign cases are a restatement worth trying."""
-    from quorem.verify.split import split_plan  # noqa: PLC0415
+    from .split import split_plan  # noqa: PLC0415
 
     return bool(split_plan(ob.rule, ob.semantics, ob.arity))
 

@@ -50,7 +50,8 @@ from quorem.rule import (
     Unary,
     sequence_names,
 )
-from quorem.verify.division import (
+
+from .division import (
     RELATIONS,
     Quotient,
     division_axioms,

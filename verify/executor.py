@@ -45,8 +45,9 @@ from typing import TYPE_CHECKING, Any, Final, Generic, TypeVar
 import z3
 
 from quorem.errors import QuoremError
-from quorem.verify.digest import code_digest
-from quorem.verify.interrupt import ignore_interrupts
+
+from .digest import code_digest
+from .interrupt import ignore_interrupts
 
 if TYPE_CHECKING:
     from distributed import Client

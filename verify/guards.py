@@ -64,8 +64,9 @@ from quorem.rule import (
 )
 from quorem.rulefile import parse_rules
 from quorem.term import Term, var
-from quorem.verify.mutate import conjuncts, render_expr, render_pattern, walk_tree
-from quorem.verify.prove import (
+
+from .mutate import conjuncts, render_expr, render_pattern, walk_tree
+from .prove import (
     PROVEN_STATUSES,
     Obligation,
     ProofResult,
@@ -74,7 +75,7 @@ from quorem.verify.prove import (
     private_z3_context,
     prove,
 )
-from quorem.verify.replay import _bindings
+from .replay import _bindings
 
 __all__ = [
     "Atom",

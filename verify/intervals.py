@@ -23,7 +23,8 @@ import z3
 from quorem import interval as iv
 from quorem import term
 from quorem.ops import Op
-from quorem.verify.record import decided
+
+from .record import decided
 
 __all__ = ["IntervalProof", "interval_obligations", "prove_interval"]
 

@@ -23,11 +23,12 @@ from quorem.ops import Semantics
 from quorem.rule import Rule
 from quorem.rulefile import load_rule_files, parse_rules
 from quorem.rules import constraint_rule_files, lowering_rule_files, rule_files
-from quorem.verify.confirm import confirm, confirm_queries, expected_answer
-from quorem.verify.executor import Executor, LocalPool
-from quorem.verify.executor import in_new_process as _in_new_process
-from quorem.verify.intervals import IntervalProof, prove_interval
-from quorem.verify.prove import (
+
+from .confirm import confirm, confirm_queries, expected_answer
+from .executor import Executor, LocalPool
+from .executor import in_new_process as _in_new_process
+from .intervals import IntervalProof, prove_interval
+from .prove import (
     OBLIGATIONS,
     Obligation,
     ProofResult,
@@ -36,8 +37,8 @@ from quorem.verify.prove import (
     result_json,
     verdict,
 )
-from quorem.verify.record import recording
-from quorem.verify.termination import NESTED_OBLIGATION, check_nested, check_termination
+from .record import recording
+from .termination import NESTED_OBLIGATION, check_nested, check_termination
 
 __all__ = [
     "Checks",

@@ -14,7 +14,8 @@ import z3
 from quorem.indexing.compare import differs_at
 from quorem.indexing.map import IndexingMap
 from quorem.indexing.simplify import maps_equal as _maps_equal
-from quorem.verify.validate import TermTranslator
+
+from .validate import TermTranslator
 
 __all__ = ["maps_equal", "z3_equal"]
 

@@ -53,7 +53,8 @@ from quorem.rule import (
 )
 from quorem.ruleset import default_ruleset
 from quorem.syntax import BINARY_PRECEDENCE
-from quorem.verify.prove import PROVEN_STATUSES, Obligation, ProofResult, obligations_of, prove
+
+from .prove import PROVEN_STATUSES, Obligation, ProofResult, obligations_of, prove
 
 __all__ = [
     "KILLED",

@@ -30,9 +30,10 @@ import z3
 
 from quorem.ops import Semantics
 from quorem.rule import NameKind, Rule
-from quorem.verify.encode import INT64_MAX, INT64_MIN, Encoding, encode_rule, has_sequence
-from quorem.verify.lemmas import instances
-from quorem.verify.replay import Replay, replay
+
+from .encode import INT64_MAX, INT64_MIN, Encoding, encode_rule, has_sequence
+from .lemmas import instances
+from .replay import Replay, replay
 
 __all__ = [
     "DEFAULT_ARITY",
@@ -342,7 +343,7 @@ def split_queries(
     ``lemmas``: add the instances of :mod:`quorem.verify.lemmas` to each query (with
     ``bounds``, those on the bounds of divided ranges too).
     """
-    from quorem.verify.split import exhaustive, sign_cases, split_plan  # noqa: PLC0415
+    from .split import exhaustive, sign_cases, split_plan  # noqa: PLC0415
 
     cases = sign_cases(split_plan(ob.rule, ob.semantics, ob.arity))
     if not exhaustive(cases):

@@ -26,9 +26,10 @@ from quorem.proofrecord import (
     semantics_key,
 )
 from quorem.rule import Rule
-from quorem.verify.digest import code_digest
-from quorem.verify.prove import OBLIGATIONS, PROVEN_STATUSES
-from quorem.verify.termination import NESTED_OBLIGATION
+
+from .digest import code_digest
+from .prove import OBLIGATIONS, PROVEN_STATUSES
+from .termination import NESTED_OBLIGATION
 
 __all__ = ["RECORDED_KINDS", "check_records", "rule_statuses", "write_records"]
 

@@ -18,8 +18,9 @@ from quorem.ops import Op, Semantics
 from quorem.rule import NameKind, Pattern, PConst, PLit, POp, PSum, PTerm, Rule, pattern_op
 from quorem.ruleset import RuleSet
 from quorem.term import Term, binary, const, linear, var
-from quorem.verify.encode import INT64_MAX, INT64_MIN
 from quorem.walk import nodes, substitute
+
+from .encode import INT64_MAX, INT64_MIN
 
 __all__ = ["Replay", "replay"]
 

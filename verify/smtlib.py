@@ -26,7 +26,7 @@ from typing import Any, Final
 
 import z3
 
-from quorem.verify.prove import Obligation, obligation_query
+from .prove import Obligation, obligation_query
 
 __all__ = ["Script", "UnsupportedTermError", "file_name", "obligation_script", "to_smtlib"]
 

@@ -22,8 +22,9 @@ import z3
 
 from quorem.ops import Semantics
 from quorem.rule import NameKind, Rule
-from quorem.verify.division import relation_condition
-from quorem.verify.encode import GCD_PREFIX, encode_rule
+
+from .division import relation_condition
+from .encode import GCD_PREFIX, encode_rule
 
 __all__ = [
     "DIVISOR_RELATIONS",

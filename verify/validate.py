@@ -17,8 +17,9 @@ import z3
 from quorem.ops import DIVISION_OPS, QUOTIENT_OPS, SEMANTICS_OF, Op, Semantics
 from quorem.rewrite import Step
 from quorem.term import Term
-from quorem.verify.division import Quotient, division_axioms, proportional_quotient_lemmas
 from quorem.walk import nodes
+
+from .division import Quotient, division_axioms, proportional_quotient_lemmas
 
 __all__ = ["StepCheck", "TermTranslator", "check_step", "validate_trace"]
 

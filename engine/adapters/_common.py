@@ -12,9 +12,9 @@ import re
 from collections.abc import Callable, Mapping, MutableMapping
 from typing import Any, ClassVar, Final
 
-from quorem.ops import COMPARISONS, LOGICAL, Op
-from quorem.syntax import RESERVED
-from quorem.term import Term, logical_not, product, var
+from ..ops import COMPARISONS, LOGICAL, Op
+from ..syntax import RESERVED
+from ..term import Term, logical_not, product, var
 
 __all__ = ["TermWriter", "bounded_var", "is_boolean", "leaf_name", "select"]
 

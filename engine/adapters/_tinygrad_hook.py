@@ -39,7 +39,7 @@ from tinygrad.dtype import dtypes
 from tinygrad.uop import GroupOp
 from tinygrad.uop.ops import Ops, PatternMatcher, UPat
 
-from quorem.adapters import _tinygrad_terms as terms
+from . import _tinygrad_terms as terms
 
 __all__ = [
     "AFTER_PASSES",

@@ -5,12 +5,11 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, MutableMapping
 from typing import Any, Final
 
-from quorem.adapters._common import TermWriter, bounded_var, leaf_name, select
-from quorem.api import simplify as simplify_term
-from quorem.errors import QuoremError
-from quorem.ops import Op, Semantics
-from quorem.ruleset import RuleSet
-from quorem.term import (
+from ..api import simplify as simplify_term
+from ..errors import QuoremError
+from ..ops import Op, Semantics
+from ..ruleset import RuleSet
+from ..term import (
     Term,
     compare,
     const,
@@ -21,7 +20,8 @@ from quorem.term import (
     mod,
     product,
 )
-from quorem.walk import postorder
+from ..walk import postorder
+from ._common import TermWriter, bounded_var, leaf_name, select
 
 try:
     from tinygrad.dtype import Invalid, dtypes, least_upper_dtype

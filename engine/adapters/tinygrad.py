@@ -26,7 +26,7 @@ simplifies the index operands under such a UOp.
 
 from __future__ import annotations
 
-from quorem.adapters._tinygrad_hook import (
+from ._tinygrad_hook import (
     HookStats,
     hook,
     hook_stats,
@@ -35,7 +35,7 @@ from quorem.adapters._tinygrad_hook import (
     installed,
     uninstall,
 )
-from quorem.adapters._tinygrad_terms import TinygradError, from_term, simplify, to_term, uop_count
+from ._tinygrad_terms import TinygradError, from_term, simplify, to_term, uop_count
 
 __all__ = [
     "HookStats",

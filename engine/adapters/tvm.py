@@ -20,12 +20,11 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, MutableMapping
 from typing import Any, Final
 
-from quorem.adapters._common import TermWriter, bounded_var, leaf_name, select
-from quorem.api import simplify as simplify_term
-from quorem.errors import QuoremError
-from quorem.ops import Op, Semantics
-from quorem.ruleset import RuleSet
-from quorem.term import (
+from ..api import simplify as simplify_term
+from ..errors import QuoremError
+from ..ops import Op, Semantics
+from ..ruleset import RuleSet
+from ..term import (
     Term,
     compare,
     const,
@@ -38,7 +37,8 @@ from quorem.term import (
     mod,
     product,
 )
-from quorem.walk import postorder
+from ..walk import postorder
+from ._common import TermWriter, bounded_var, leaf_name, select
 
 try:
     from tvm import sym, tirx

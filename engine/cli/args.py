@@ -10,7 +10,7 @@ import os
 import sys
 from typing import Final
 
-from quorem.ops import Semantics
+from ..ops import Semantics
 
 __all__ = [
     "EXIT_BROKEN_PIPE",

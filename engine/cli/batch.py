@@ -20,7 +20,7 @@ import time
 from collections.abc import Iterable, Iterator
 from typing import Any, Final, TextIO
 
-from quorem.api import (
+from ..api import (
     ParseError,
     QuoremError,
     Semantics,
@@ -30,14 +30,14 @@ from quorem.api import (
     parse,
     to_text,
 )
-from quorem.cli.args import EXIT_LINE_ERRORS, EXIT_OK, CliError
-from quorem.cli.explain import warn_if_not_normal
-from quorem.cli.expressions import SHOW_LIMIT, check_range, is_name
-from quorem.cli.rules_options import unproven_note
-from quorem.errors import UnprovenRuleError
-from quorem.rewrite import rewrite_given
-from quorem.ruleset import RuleSet
-from quorem.syntax import MAX_DIGITS, parse_int
+from ..errors import UnprovenRuleError
+from ..rewrite import rewrite_given
+from ..ruleset import RuleSet
+from ..syntax import MAX_DIGITS, parse_int
+from .args import EXIT_LINE_ERRORS, EXIT_OK, CliError
+from .explain import warn_if_not_normal
+from .expressions import SHOW_LIMIT, check_range, is_name
+from .rules_options import unproven_note
 
 __all__ = [
     "BatchJob",
@@ -400,7 +400,7 @@ def _batch_lines(chunk: _BatchChunk, ruleset: RuleSet) -> list[_LineOutput]:
 
 def _batch_chunk(chunk: _BatchChunk) -> list[_LineOutput]:
     """In a worker: :func:`_batch_lines` with the pool's rule set."""
-    from quorem.jobs import worker_ruleset  # noqa: PLC0415  (start-up: only with --jobs)
+    from ..jobs import worker_ruleset  # noqa: PLC0415  (start-up: only with --jobs)
 
     return _batch_lines(chunk, worker_ruleset())
 
@@ -441,7 +441,7 @@ def run_batch_in_workers(
     dispatchers its lines need, which forked workers then inherit instead of each
     compiling them again (about a second of start-up per worker otherwise).
     """
-    from quorem.jobs import chunks, ordered_results, start_pool  # noqa: PLC0415  (start-up)
+    from ..jobs import chunks, ordered_results, start_pool  # noqa: PLC0415  (start-up)
 
     size = BATCH_CHUNK if chunk_size is None else chunk_size
     parts = (_BatchChunk(part, default, max_steps, explain) for part in chunks(lines, size))

@@ -13,19 +13,19 @@ import json
 from pathlib import Path
 from typing import Any, Final, TextIO
 
-from quorem.cli.args import (
+from ..coverage.collect import Case, coverage
+from ..coverage.render import to_html, to_json, to_text
+from ..errors import QuoremError
+from ..ops import Semantics
+from .args import (
     EXIT_LINE_ERRORS,
     EXIT_OK,
     add_semantics_option,
     non_negative,
     positive,
 )
-from quorem.cli.batch import LineError, batch_input, decode, job_of, numbered_lines
-from quorem.cli.rules_options import add_rules_options, ruleset_from_args
-from quorem.coverage.collect import Case, coverage
-from quorem.coverage.render import to_html, to_json, to_text
-from quorem.errors import QuoremError
-from quorem.ops import Semantics
+from .batch import LineError, batch_input, decode, job_of, numbered_lines
+from .rules_options import add_rules_options, ruleset_from_args
 
 __all__ = ["CoverageUsageError", "add_parser", "read_cases", "run"]
 

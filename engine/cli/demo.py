@@ -6,11 +6,11 @@ import argparse
 from collections.abc import Mapping
 from typing import Any, Final, TextIO
 
-from quorem.api import Semantics, count_divmod, default_ruleset, parse, to_text
-from quorem.cli.args import EXIT_OK
-from quorem.cli.explain import explain_lines
-from quorem.cli.expressions import Bounds
-from quorem.rewrite import rewrite
+from ..api import Semantics, count_divmod, default_ruleset, parse, to_text
+from ..rewrite import rewrite
+from .args import EXIT_OK
+from .explain import explain_lines
+from .expressions import Bounds
 
 __all__ = ["DEMO_EXPECTED", "DEMO_EXPR", "DEMO_VARS", "add_parser", "run"]
 

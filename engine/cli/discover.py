@@ -23,13 +23,14 @@ import json
 import sys
 from typing import Any, TextIO
 
-from quorem.cli.args import EXIT_INTERRUPTED, CliError, add_semantics_option, positive
-from quorem.cli.coverage import read_cases
-from quorem.cli.rules_options import add_rules_options, ruleset_from_args
-from quorem.errors import QuoremError, RuleErrors, UnprovenRuleError
-from quorem.ops import Semantics
 from quorem.verify.discover import Discovery, Settings, discover, rules_text
 from quorem.verify.executor import ExecutorError, add_executor_option, open_executor
+
+from ..errors import QuoremError, RuleErrors, UnprovenRuleError
+from ..ops import Semantics
+from .args import EXIT_INTERRUPTED, CliError, add_semantics_option, positive
+from .coverage import read_cases
+from .rules_options import add_rules_options, ruleset_from_args
 
 __all__ = ["build_parser", "main"]
 

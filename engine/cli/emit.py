@@ -6,13 +6,13 @@ import argparse
 from collections.abc import Sequence
 from typing import Any, TextIO
 
-from quorem.api import Semantics
-from quorem.cli.args import EXIT_OK, CliError, add_semantics_option
-from quorem.cli.expressions import add_var_option, bounds_of, parse_expr
-from quorem.cli.rules_options import add_rules_options, ruleset_from_args, unproven_note
-from quorem.codegen import DEFAULT_NAME, LANGUAGES, emit
-from quorem.rewrite import rewrite
-from quorem.walk import free_names
+from ..api import Semantics
+from ..codegen import DEFAULT_NAME, LANGUAGES, emit
+from ..rewrite import rewrite
+from ..walk import free_names
+from .args import EXIT_OK, CliError, add_semantics_option
+from .expressions import add_var_option, bounds_of, parse_expr
+from .rules_options import add_rules_options, ruleset_from_args, unproven_note
 
 __all__ = ["add_parser", "run"]
 

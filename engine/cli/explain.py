@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Final, TextIO
 
-from quorem.api import RewriteResult, Semantics, StopReason, count_divmod, to_text
+from ..api import RewriteResult, Semantics, StopReason, count_divmod, to_text
 
 __all__ = ["explain_lines", "warn_if_not_normal"]
 

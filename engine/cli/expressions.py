@@ -11,12 +11,12 @@ import re
 from collections.abc import Iterable
 from typing import Final
 
-from quorem.api import ParseError, Semantics, Term, parse
-from quorem.bounds import quote as _quote
-from quorem.bounds import range_of_text
-from quorem.cli.args import CliError
-from quorem.printer import int_text
-from quorem.syntax import RESERVED
+from ..api import ParseError, Semantics, Term, parse
+from ..bounds import quote as _quote
+from ..bounds import range_of_text
+from ..printer import int_text
+from ..syntax import RESERVED
+from .args import CliError
 
 __all__ = [
     "SHOW_LIMIT",

@@ -7,9 +7,8 @@ import json
 import sys
 from typing import Any, TextIO
 
-from quorem.cli.args import non_negative
-from quorem.errors import QuoremError
-from quorem.hlo.indexing import (
+from ..errors import QuoremError
+from ..hlo.indexing import (
     OperandMaps,
     Unknown,
     format_indexing,
@@ -18,8 +17,9 @@ from quorem.hlo.indexing import (
     input_to_output,
     output_to_input,
 )
-from quorem.hlo.parse import Computation, Module, parse_hlo
-from quorem.indexing.mapsyntax import print_map
+from ..hlo.parse import Computation, Module, parse_hlo
+from ..indexing.mapsyntax import print_map
+from .args import non_negative
 
 __all__ = ["HloUsageError", "add_parser", "run"]
 
@@ -242,7 +242,7 @@ def _all(args: argparse.Namespace, out: TextIO) -> int:
     if clash:
         hint = " (use --jsonl)" if clash == ["--json"] else ""
         raise HloUsageError(f"--all reads every computation; it takes no {clash[0]}{hint}")
-    from quorem.hlo.module import analyse_module  # noqa: PLC0415  (--all only)
+    from ..hlo.module import analyse_module  # noqa: PLC0415  (--all only)
 
     source = "<stdin>" if args.file == "-" else args.file
     module = parse_hlo(_read(args.file), source)

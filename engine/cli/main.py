@@ -30,9 +30,10 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any, Final
 
-from quorem.cli import coverage, demo, emit, hlo, rules, simplify
-from quorem.cli import map as map_command
-from quorem.cli.args import (
+from ..errors import QuoremError, RuleErrors, UnprovenRuleError
+from . import coverage, demo, emit, hlo, rules, simplify
+from . import map as map_command
+from .args import (
     EXIT_BROKEN_PIPE,
     EXIT_INTERRUPTED,
     EXIT_LINE_ERRORS,
@@ -41,7 +42,6 @@ from quorem.cli.args import (
     CliError,
     silence_stdout,
 )
-from quorem.errors import QuoremError, RuleErrors, UnprovenRuleError
 
 __all__ = ["build_parser", "main"]
 

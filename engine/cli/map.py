@@ -8,13 +8,13 @@ import sys
 from collections.abc import Iterator
 from typing import Any, TextIO
 
-from quorem.cli.rules_options import add_rules_options, ruleset_from_args, unproven_note
-from quorem.errors import QuoremError, UnprovenRuleError
-from quorem.indexing.map import IndexingMap
-from quorem.indexing.mapsyntax import parse_map, print_map
-from quorem.indexing.simplify import simplify_map
-from quorem.rewrite import track_unproven
-from quorem.ruleset import RuleSet
+from ..errors import QuoremError, UnprovenRuleError
+from ..indexing.map import IndexingMap
+from ..indexing.mapsyntax import parse_map, print_map
+from ..indexing.simplify import simplify_map
+from ..rewrite import track_unproven
+from ..ruleset import RuleSet
+from .rules_options import add_rules_options, ruleset_from_args, unproven_note
 
 __all__ = ["add_parser", "map_record", "run"]
 

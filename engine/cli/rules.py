@@ -7,11 +7,11 @@ import json
 from collections.abc import Sequence
 from typing import Any, Final, TextIO
 
-from quorem.api import Semantics
-from quorem.cli.args import EXIT_OK, CliError
-from quorem.cli.rules_options import add_rules_options, ruleset_from_args
-from quorem.rule import Rule
-from quorem.ruleset import RuleSet, instance_problem
+from ..api import Semantics
+from ..rule import Rule
+from ..ruleset import RuleSet, instance_problem
+from .args import EXIT_OK, CliError
+from .rules_options import add_rules_options, ruleset_from_args
 
 __all__ = ["add_parser", "run"]
 

@@ -26,8 +26,8 @@ from __future__ import annotations
 import argparse
 from collections.abc import Sequence
 
-from quorem.errors import QuoremError
-from quorem.ruleset import RuleSet, default_ruleset
+from ..errors import QuoremError
+from ..ruleset import RuleSet, default_ruleset
 
 __all__ = ["RulesUsageError", "add_rules_options", "ruleset_from_args", "unproven_note"]
 

@@ -9,14 +9,14 @@ from __future__ import annotations
 import argparse
 from typing import Any, Final, TextIO
 
-from quorem.api import RewriteResult, Semantics, count_divmod, to_text
-from quorem.cli.args import EXIT_LINE_ERRORS, EXIT_OK, CliError, add_semantics_option, positive
-from quorem.cli.batch import batch_input, run_batch
-from quorem.cli.explain import explain_lines, warn_if_not_normal
-from quorem.cli.expressions import add_var_option, bounds_of, parse_expr
-from quorem.cli.rules_options import add_rules_options, ruleset_from_args, unproven_note
-from quorem.rewrite import DEFAULT_MAX_STEPS, rewrite_given
-from quorem.walk import free_names
+from ..api import RewriteResult, Semantics, count_divmod, to_text
+from ..rewrite import DEFAULT_MAX_STEPS, rewrite_given
+from ..walk import free_names
+from .args import EXIT_LINE_ERRORS, EXIT_OK, CliError, add_semantics_option, positive
+from .batch import batch_input, run_batch
+from .explain import explain_lines, warn_if_not_normal
+from .expressions import add_var_option, bounds_of, parse_expr
+from .rules_options import add_rules_options, ruleset_from_args, unproven_note
 
 __all__ = ["add_parser", "run"]
 

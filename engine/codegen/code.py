@@ -22,15 +22,15 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Final
 
-from quorem.codegen.cform import CExpr, leaf, render
-from quorem.codegen.lower import lower
-from quorem.codegen.names import DEFAULT_NAME, name_problem
-from quorem.codegen.widths import Planned, Width, node_expr, operand_at, plan_widths
-from quorem.errors import QuoremError
-from quorem.ops import DIVISION_OPS, Op, Semantics
-from quorem.printer import brief
-from quorem.term import Term, check_one_name
-from quorem.walk import free_names, nodes, postorder
+from ..errors import QuoremError
+from ..ops import DIVISION_OPS, Op, Semantics
+from ..printer import brief
+from ..term import Term, check_one_name
+from ..walk import free_names, nodes, postorder
+from .cform import CExpr, leaf, render
+from .lower import lower
+from .names import DEFAULT_NAME, name_problem
+from .widths import Planned, Width, node_expr, operand_at, plan_widths
 
 __all__ = ["DEFAULT_NAME", "LANGUAGES", "EmitError", "emit"]
 

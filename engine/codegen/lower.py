@@ -19,16 +19,16 @@ import dataclasses
 from pathlib import Path
 from typing import Final
 
-from quorem.errors import QuoremError
-from quorem.ops import DIVISION_FUNCTIONS, DIVISION_OPS, SEMANTICS_OF, Op, Semantics
-from quorem.overflow import term_fits_int64
-from quorem.printer import brief
-from quorem.rewrite import StopReason, rewrite_stop, rewrite_term
-from quorem.rule import Binary, Call, Expr, POp, Rule, Unary
-from quorem.rulefile import load_rule_files
-from quorem.ruleset import RuleSet, default_ruleset
-from quorem.term import Term
-from quorem.walk import nodes, postorder
+from ..errors import QuoremError
+from ..ops import DIVISION_FUNCTIONS, DIVISION_OPS, SEMANTICS_OF, Op, Semantics
+from ..overflow import term_fits_int64
+from ..printer import brief
+from ..rewrite import StopReason, rewrite_stop, rewrite_term
+from ..rule import Binary, Call, Expr, POp, Rule, Unary
+from ..rulefile import load_rule_files
+from ..ruleset import RuleSet, default_ruleset
+from ..term import Term
+from ..walk import nodes, postorder
 
 __all__ = ["LoweringError", "lower", "lowering_rules", "lowering_ruleset", "lowers_to"]
 

@@ -20,7 +20,12 @@ import enum
 from collections.abc import Callable
 from typing import Final
 
-from quorem.codegen.cform import (
+from ..errors import QuoremError
+from ..ops import Op
+from ..printer import brief
+from ..term import Term
+from ..walk import nodes, postorder
+from .cform import (
     INT64,
     AlwaysZeroDivisor,
     CExpr,
@@ -39,11 +44,6 @@ from quorem.codegen.cform import (
     shift_right,
     with_range,
 )
-from quorem.errors import QuoremError
-from quorem.ops import Op
-from quorem.printer import brief
-from quorem.term import Term
-from quorem.walk import nodes, postorder
 
 __all__ = ["Operand", "Planned", "Width", "WidthError", "node_expr", "node_widths", "plan_widths"]
 

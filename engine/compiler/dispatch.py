@@ -40,27 +40,8 @@ import threading
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
-from quorem.compiler.cache import key_of, rule_cache, shipped
-from quorem.compiler.expr import (
-    BIG_SUM,
-    BOOL,
-    INT,
-    NON_COMMUTATIVE_BINARY,
-    RUNTIME,
-    TERM,
-    Binding,
-    Ctx,
-    ExprCompiler,
-    Path,
-    Rest,
-    State,
-    Unsupported,
-    fits_check,
-    fits_refs,
-    lit,
-)
-from quorem.ops import COMMUTATIVE, Op, Semantics
-from quorem.rule import (
+from ..ops import COMMUTATIVE, Op, Semantics
+from ..rule import (
     Binary,
     Call,
     Expr,
@@ -78,7 +59,26 @@ from quorem.rule import (
     expr_names,
     pattern_op,
 )
-from quorem.term import Term
+from ..term import Term
+from .cache import key_of, rule_cache, shipped
+from .expr import (
+    BIG_SUM,
+    BOOL,
+    INT,
+    NON_COMMUTATIVE_BINARY,
+    RUNTIME,
+    TERM,
+    Binding,
+    Ctx,
+    ExprCompiler,
+    Path,
+    Rest,
+    State,
+    Unsupported,
+    fits_check,
+    fits_refs,
+    lit,
+)
 
 __all__ = [
     "Applier",

@@ -18,14 +18,14 @@ import re
 from collections.abc import Iterable
 from typing import Any, Final
 
-from quorem import interpret as ref
-from quorem.arith import ceildiv, eucliddiv, euclidmod, truncdiv, truncmod
-from quorem.errors import TermError
-from quorem.interpret import NEG_INF, POS_INF, Undetermined
-from quorem.monomial import monomial_divides, monomial_quotient
-from quorem.ops import COMMUTATIVE, DIV_OF, DIVISION_OPS, MOD_OF, Op, Semantics
-from quorem.overflow import FitsCheck, compile_fits
-from quorem.rule import (
+from .. import interpret as ref
+from ..arith import ceildiv, eucliddiv, euclidmod, truncdiv, truncmod
+from ..errors import TermError
+from ..interpret import NEG_INF, POS_INF, Undetermined
+from ..monomial import monomial_divides, monomial_quotient
+from ..ops import COMMUTATIVE, DIV_OF, DIVISION_OPS, MOD_OF, Op, Semantics
+from ..overflow import FitsCheck, compile_fits
+from ..rule import (
     TERM_FUNCS,
     Binary,
     Call,
@@ -44,7 +44,7 @@ from quorem.rule import (
     pattern_op,
     sequence_names,
 )
-from quorem.term import (
+from ..term import (
     Term,
     atom_ops,
     binary,
@@ -61,7 +61,7 @@ from quorem.term import (
     mul,
     op_block,
 )
-from quorem.term import ceildiv as ceildiv_term
+from ..term import ceildiv as ceildiv_term
 
 __all__ = [
     "BIG_SUM",

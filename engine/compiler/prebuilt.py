@@ -36,16 +36,16 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any, Final
 
-from quorem.compiler import dispatch as compiled
-from quorem.compiler.cache import engine_digest, key_of
-from quorem.compiler.dispatch import (
+from ..ops import Op
+from . import dispatch as compiled
+from .cache import engine_digest, key_of
+from .dispatch import (
     Dispatch,
     DispatchEntry,
     compile_dispatch,
     dispatch_lines,
 )
-from quorem.compiler.expr import RUNTIME, fits_check, fits_refs
-from quorem.ops import Op
+from .expr import RUNTIME, fits_check, fits_refs
 
 __all__ = [
     "GENERATED_MODULE",

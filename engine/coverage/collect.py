@@ -30,13 +30,13 @@ from collections import Counter
 from collections.abc import Iterable
 from typing import Final
 
-from quorem.compiler.dispatch import Applier
-from quorem.errors import UnprovenRuleError
-from quorem.ops import DIVISION_FUNCTIONS, DIVISION_OPS, QUOTIENT_OPS, Op, Semantics
-from quorem.printer import to_text
-from quorem.rewrite import Step, rewrite_given
-from quorem.ruleset import RuleSet
-from quorem.term import Term
+from ..compiler.dispatch import Applier
+from ..errors import UnprovenRuleError
+from ..ops import DIVISION_FUNCTIONS, DIVISION_OPS, QUOTIENT_OPS, Op, Semantics
+from ..printer import to_text
+from ..rewrite import Step, rewrite_given
+from ..ruleset import RuleSet
+from ..term import Term
 
 __all__ = [
     "Case",
@@ -468,7 +468,7 @@ class _Chunk:
 
 def _tally_chunk(chunk: _Chunk) -> _Tally:
     """In a worker process: the tally of one chunk, with the pool's rule set."""
-    from quorem.jobs import worker_ruleset  # noqa: PLC0415  (see _tally_in_workers)
+    from ..jobs import worker_ruleset  # noqa: PLC0415  (see _tally_in_workers)
 
     collector = _Collector(worker_ruleset())
     for case in chunk.cases:
@@ -481,7 +481,7 @@ def _tally_in_workers(
 ) -> _Tally:
     """The tally of ``cases`` computed in ``jobs`` worker processes, chunk by chunk."""
     # Imported here: multiprocessing is a sizeable share of every command's start-up.
-    from quorem.jobs import chunks, ordered_results, start_pool  # noqa: PLC0415
+    from ..jobs import chunks, ordered_results, start_pool  # noqa: PLC0415
 
     size = max(1, min(_MAX_CHUNK, -(-len(cases) // (jobs * _CHUNKS_PER_WORKER))))
     parts = (_Chunk(part, max_steps) for part in chunks(cases, size))

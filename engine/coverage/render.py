@@ -10,7 +10,7 @@ import textwrap
 from pathlib import Path
 from typing import Any, Final
 
-from quorem.coverage.collect import Coverage, Example, ResidueGroup, RuleStats
+from .collect import Coverage, Example, ResidueGroup, RuleStats
 
 __all__ = ["to_html", "to_json", "to_text"]
 

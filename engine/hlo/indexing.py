@@ -25,16 +25,16 @@ from collections.abc import Generator, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Final, TypeVar
 
-from quorem.errors import QuoremError
-from quorem.hlo import ops as hlo_ops
-from quorem.hlo.layout import logical_to_physical, physical_to_logical
-from quorem.hlo.ops import OperandMaps, Unknown, identity_map
-from quorem.hlo.parse import Computation, HloError, Instruction, Module, Shape
-from quorem.indexing.compose import compose
-from quorem.indexing.map import IndexingMap
-from quorem.indexing.mapsyntax import print_map
-from quorem.indexing.simplify import simplify_map
-from quorem.walk import tree_size
+from ..errors import QuoremError
+from ..indexing.compose import compose
+from ..indexing.map import IndexingMap
+from ..indexing.mapsyntax import print_map
+from ..indexing.simplify import simplify_map
+from ..walk import tree_size
+from . import ops as hlo_ops
+from .layout import logical_to_physical, physical_to_logical
+from .ops import OperandMaps, Unknown, identity_map
+from .parse import Computation, HloError, Instruction, Module, Shape
 
 __all__ = [
     "OperandMaps",

@@ -25,10 +25,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from quorem.errors import QuoremError
-from quorem.hlo.parse import COMBINED_TILE_DIM, Shape
-from quorem.indexing.map import IndexingMap
-from quorem.term import Term, as_term
+from ..errors import QuoremError
+from ..indexing.map import IndexingMap
+from ..term import Term, as_term
+from .parse import COMBINED_TILE_DIM, Shape
 
 __all__ = ["logical_to_physical", "physical_to_logical", "tiled_dims"]
 

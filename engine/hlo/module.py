@@ -17,11 +17,11 @@ import re
 from collections.abc import Iterator
 from typing import Any, Final
 
-from quorem.errors import QuoremError
-from quorem.hlo.indexing import OperandMaps, fused_output_to_input
-from quorem.hlo.parse import Computation, HloError, Module
-from quorem.indexing.map import IndexingMap
-from quorem.indexing.mapsyntax import print_map
+from ..errors import QuoremError
+from ..indexing.map import IndexingMap
+from ..indexing.mapsyntax import print_map
+from .indexing import OperandMaps, fused_output_to_input
+from .parse import Computation, HloError, Module
 
 __all__ = ["ComputationIndexing", "analyse_module", "callers", "is_unknown"]
 

@@ -41,8 +41,8 @@ import re
 from collections.abc import Iterator, Mapping
 from typing import Final
 
-from quorem.errors import QuoremError
-from quorem.hlo.attrs import (
+from ..errors import QuoremError
+from .attrs import (
     CHECKERS,
     MAX_DIGITS,
     ConvLabels,

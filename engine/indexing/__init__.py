@@ -1,7 +1,7 @@
 """Indexing maps (XLA style) on quorem's proven simplifier: parse, print, compose, simplify."""
 
-from quorem.indexing.map import IndexingMap, IndexingMapError, Variable
-from quorem.indexing.mapsyntax import parse_expr, parse_map, print_expr, print_map
+from .map import IndexingMap, IndexingMapError, Variable
+from .mapsyntax import parse_expr, parse_map, print_expr, print_map
 
 __all__ = [
     "IndexingMap",

@@ -11,8 +11,8 @@ from collections.abc import Callable
 from itertools import product
 from typing import Final
 
-from quorem.evaluation import evaluate
-from quorem.indexing.map import IndexingMap
+from ..evaluation import evaluate
+from .map import IndexingMap
 
 __all__ = ["MapSolver", "decide_empty", "decide_equal", "differs_at", "in_domain", "points"]
 

@@ -8,9 +8,9 @@ intermediate tensor, which the producer maps on. This is XLA's
 
 from __future__ import annotations
 
-from quorem.indexing.map import IndexingMap, IndexingMapError, Variable
-from quorem.term import Term
-from quorem.walk import substitute
+from ..term import Term
+from ..walk import substitute
+from .map import IndexingMap, IndexingMapError, Variable
 
 __all__ = ["compose"]
 

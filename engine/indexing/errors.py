@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from quorem.errors import QuoremError
+from ..errors import QuoremError
 
 __all__ = ["IndexingMapError"]
 

@@ -18,10 +18,10 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Iterable, Iterator, Sequence
 
-from quorem.indexing.errors import IndexingMapError
-from quorem.ops import Op
-from quorem.term import Term, as_term, var
-from quorem.walk import free_names, substitute
+from ..ops import Op
+from ..term import Term, as_term, var
+from ..walk import free_names, substitute
+from .errors import IndexingMapError
 
 __all__ = ["IndexingMap", "IndexingMapError", "Variable", "internal_names"]
 
@@ -175,7 +175,7 @@ class IndexingMap:
         return len(self.results)
 
     def __str__(self) -> str:
-        from quorem.indexing.mapprint import print_map  # noqa: PLC0415
+        from .mapprint import print_map  # noqa: PLC0415
 
         return print_map(self)
 
@@ -213,7 +213,7 @@ class IndexingMap:
             return dataclasses.replace(self, constraints=kept).with_bounds(narrowed)
         if any(lo > hi for lo, hi in merged.values()):
             return IndexingMap.empty(self.n_dims, self.n_results)
-        from quorem.indexing.mapprint import print_expr  # noqa: PLC0415
+        from .mapprint import print_expr  # noqa: PLC0415
 
         results = tuple(substitute(t, bounded) for t in self.results)
         cons = sorted(

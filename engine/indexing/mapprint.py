@@ -9,13 +9,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Final, TypeAlias
 
-from quorem.indexing.errors import IndexingMapError
-from quorem.ops import Op
-from quorem.walk import postorder, tree_size
+from ..ops import Op
+from ..walk import postorder, tree_size
+from .errors import IndexingMapError
 
 if TYPE_CHECKING:
-    from quorem.indexing.map import IndexingMap
-    from quorem.term import Term
+    from ..term import Term
+    from .map import IndexingMap
 
 __all__ = ["DIGITS_PER_CHUNK", "print_expr", "print_map"]
 

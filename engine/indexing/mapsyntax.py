@@ -31,11 +31,11 @@ from __future__ import annotations
 import re
 from typing import Final
 
-from quorem.indexing.map import IndexingMap, IndexingMapError, Variable
-from quorem.indexing.mapprint import DIGITS_PER_CHUNK as _CHUNK
-from quorem.indexing.mapprint import print_expr, print_map
-from quorem.ops import Op, Semantics
-from quorem.term import Term, const, div, linear, maximum, minimum, mod, var
+from ..ops import Op, Semantics
+from ..term import Term, const, div, linear, maximum, minimum, mod, var
+from .map import IndexingMap, IndexingMapError, Variable
+from .mapprint import DIGITS_PER_CHUNK as _CHUNK
+from .mapprint import print_expr, print_map
 
 __all__ = ["parse_expr", "parse_map", "print_expr", "print_map"]  # the printers: mapprint
 

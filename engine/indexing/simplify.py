@@ -45,27 +45,27 @@ import re
 from collections.abc import Iterator, Sequence
 from typing import Final
 
-from quorem.context import (
+from ..context import (
     Knowledge,
     in_context,
     knowledge,
     restore_variables,
     safe_outside,
 )
-from quorem.evaluation import count_divmod, evaluate
-from quorem.indexing.compare import MapSolver, decide_empty, decide_equal
-from quorem.indexing.map import IndexingMap, IndexingMapError, Variable, internal_names
-from quorem.indexing.mapsyntax import print_map
-from quorem.ops import Op, Semantics
-from quorem.rewrite import rewrite_term
-from quorem.ruleset import (
+from ..evaluation import count_divmod, evaluate
+from ..ops import Op, Semantics
+from ..rewrite import rewrite_term
+from ..ruleset import (
     RuleSet,
     constraint_ruleset,
     constraint_ruleset_for,
     default_ruleset,
 )
-from quorem.term import Term, compare, const, div, linear, mod, product, var
-from quorem.walk import free_names, replace_subterms, substitute
+from ..term import Term, compare, const, div, linear, mod, product, var
+from ..walk import free_names, replace_subterms, substitute
+from .compare import MapSolver, decide_empty, decide_equal
+from .map import IndexingMap, IndexingMapError, Variable, internal_names
+from .mapsyntax import print_map
 
 __all__ = ["crt", "maps_equal", "rescale_symbols", "simplify_map"]
 

@@ -39,11 +39,12 @@ from quorem.rewrite import StopReason, rewrite_given
 from quorem.rule import Rule
 from quorem.rulefile import parse_rules
 from quorem.ruleset import RuleSet
-from quorem.verify.discover.candidates import Candidate, candidates_for
-from quorem.verify.discover.prove import PROVEN, prove_candidate
-from quorem.verify.discover.residues import Group, Residues, collect_residues
-from quorem.verify.executor import Executor, LocalPool
-from quorem.verify.mutate import render_expr, render_pattern
+
+from ..executor import Executor, LocalPool
+from ..mutate import render_expr, render_pattern
+from .candidates import Candidate, candidates_for
+from .prove import PROVEN, prove_candidate
+from .residues import Group, Residues, collect_residues
 
 # Residue patterns whose candidates are enumerated per round (the most frequent).
 _PATTERNS_LOOKED_AT: Final = 48

@@ -31,7 +31,8 @@ from typing import Final
 from quorem.arith import BINARY_EVALUATORS
 from quorem.evaluation import evaluate
 from quorem.ops import DIV_OF, MOD_OF, Semantics
-from quorem.verify.discover.residues import Group, Instance, Node
+
+from .residues import Group, Instance, Node
 
 __all__ = ["Candidate", "Node", "candidates_for", "render"]
 

@@ -22,10 +22,11 @@ from typing import Any, Final
 
 from quorem.rule import Call, Rule
 from quorem.rulefile import parse_rules
-from quorem.verify.guards import rule_text_with_guard, suggest_guard
-from quorem.verify.mutate import render_expr
-from quorem.verify.prove import obligations_of, private_z3_context, prove
-from quorem.verify.termination import (
+
+from ..guards import rule_text_with_guard, suggest_guard
+from ..mutate import render_expr
+from ..prove import obligations_of, private_z3_context, prove
+from ..termination import (
     check_nested,
     check_termination,
     nested_obligations,

@@ -179,13 +179,13 @@ with for a rule, by :mod:`~quorem.verify.termination.symbolic`;
 
 from __future__ import annotations
 
-from quorem.verify.termination.decide import (
+from .decide import (
     OBLIGATION,
     check_termination,
     termination_obligations,
 )
-from quorem.verify.termination.digest import termination_cache_key, termination_digest
-from quorem.verify.termination.measure import (
+from .digest import termination_cache_key, termination_digest
+from .measure import (
     COMPONENTS,
     Element,
     Measure,
@@ -193,14 +193,14 @@ from quorem.verify.termination.measure import (
     term_measure,
     term_nodes,
 )
-from quorem.verify.termination.nested import (
+from .nested import (
     NESTED_OBLIGATION,
     NESTED_ORDER,
     check_nested,
     nested_obligations,
 )
-from quorem.verify.termination.symbolic import RuleMeasures, rule_measures
-from quorem.verify.termination.values import Unbounded
+from .symbolic import RuleMeasures, rule_measures
+from .values import Unbounded
 
 __all__ = [
     "COMPONENTS",

@@ -14,13 +14,14 @@ from typing import Final
 import z3
 
 from quorem.rule import Rule
-from quorem.verify.encode import has_sequence
-from quorem.verify.prove import DEFAULT_ARITY, DEFAULT_TIMEOUT, Obligation, ProofResult
-from quorem.verify.termination.measure import COMPONENTS
-from quorem.verify.termination.report import failure_report, times
-from quorem.verify.termination.solver import Solver
-from quorem.verify.termination.symbolic import RuleMeasures, Unsupported, rule_measures
-from quorem.verify.termination.values import Unbounded, Vector, ZExpr, int_literal
+
+from ..encode import has_sequence
+from ..prove import DEFAULT_ARITY, DEFAULT_TIMEOUT, Obligation, ProofResult
+from .measure import COMPONENTS
+from .report import failure_report, times
+from .solver import Solver
+from .symbolic import RuleMeasures, Unsupported, rule_measures
+from .values import Unbounded, Vector, ZExpr, int_literal
 
 __all__ = ["OBLIGATION", "check_termination", "termination_obligations"]
 

@@ -8,9 +8,9 @@ import inspect
 import pkgutil
 import sys
 
-from quorem.verify import encode
-from quorem.verify.cache import cache_key
-from quorem.verify.prove import Obligation
+from .. import encode
+from ..cache import cache_key
+from ..prove import Obligation
 
 __all__ = ["termination_cache_key", "termination_digest"]
 

@@ -14,12 +14,13 @@ from typing import Final
 import z3
 
 from quorem.rule import Rule
-from quorem.verify.prove import DEFAULT_ARITY, DEFAULT_TIMEOUT, Obligation, ProofResult
-from quorem.verify.termination.decide import termination_obligations
-from quorem.verify.termination.report import failure_report, times
-from quorem.verify.termination.solver import Solver
-from quorem.verify.termination.symbolic import RuleMeasures, Unsupported, rule_measures
-from quorem.verify.termination.values import NestedNode, Unbounded, ZExpr
+
+from ..prove import DEFAULT_ARITY, DEFAULT_TIMEOUT, Obligation, ProofResult
+from .decide import termination_obligations
+from .report import failure_report, times
+from .solver import Solver
+from .symbolic import RuleMeasures, Unsupported, rule_measures
+from .values import NestedNode, Unbounded, ZExpr
 
 __all__ = ["NESTED_OBLIGATION", "NESTED_ORDER", "check_nested", "nested_obligations"]
 

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from quorem.verify.prove import Obligation
-from quorem.verify.termination.measure import COMPONENTS
+from ..prove import Obligation
+from .measure import COMPONENTS
 
 __all__ = ["failure_report", "times"]
 

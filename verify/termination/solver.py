@@ -8,9 +8,9 @@ from typing import Any
 
 import z3
 
-from quorem.verify.record import decided
-from quorem.verify.termination.symbolic import RuleMeasures
-from quorem.verify.termination.values import ZExpr
+from ..record import decided
+from .symbolic import RuleMeasures
+from .values import ZExpr
 
 __all__ = ["Solver"]
 

@@ -35,9 +35,10 @@ from quorem.rule import (
     Unary,
     sequence_names,
 )
-from quorem.verify.encode import encode_rule
-from quorem.verify.termination.measure import CEILDIV_WEIGHT, OP_WEIGHT
-from quorem.verify.termination.values import (
+
+from ..encode import encode_rule
+from .measure import CEILDIV_WEIGHT, OP_WEIGHT
+from .values import (
     ZERO6,
     Base,
     Component,

@@ -15,11 +15,11 @@ proven), ``run`` (the proofs, on an executor), ``cached`` (the proof cache),
 
 from __future__ import annotations
 
-from quorem.cli.verify.command import main
-from quorem.cli.verify.exits import EXIT_PROVEN, EXIT_UNKNOWN, EXIT_UNSOUND, EXIT_USAGE
-from quorem.cli.verify.options import LABELS_EPILOG, OBLIGATIONS_ALL
-from quorem.cli.verify.run import verify_rules
-from quorem.cli.verify.select import slowest_rules
+from .command import main
+from .exits import EXIT_PROVEN, EXIT_UNKNOWN, EXIT_UNSOUND, EXIT_USAGE
+from .options import LABELS_EPILOG, OBLIGATIONS_ALL
+from .run import verify_rules
+from .select import slowest_rules
 
 __all__ = [
     "EXIT_PROVEN",

@@ -11,13 +11,14 @@ from typing import Any, Final
 
 import z3
 
-from quorem.cli.verify.outcome import outcome
 from quorem.verify.cache import ProofCache, cache_key
 from quorem.verify.confirm import DEFINITE_ANSWERS, confirm_key, expected_answer
 from quorem.verify.digest import code_digest
 from quorem.verify.jobs import Checks
 from quorem.verify.prove import OBLIGATIONS, PROVEN_STATUSES, Obligation
 from quorem.verify.termination import NESTED_OBLIGATION, termination_cache_key
+
+from .outcome import outcome
 
 __all__ = [
     "TERMINATION_KINDS",

@@ -6,22 +6,23 @@ import sys
 import time
 from collections.abc import Sequence
 
-from quorem.cli.args import EXIT_BROKEN_PIPE, EXIT_INTERRUPTED, CliError, silence_stdout
-from quorem.cli.verify.exits import EXIT_PROVEN, EXIT_UNKNOWN, EXIT_UNSOUND, EXIT_USAGE
-from quorem.cli.verify.json_report import write_json
-from quorem.cli.verify.junit import write_junit
-from quorem.cli.verify.options import OBLIGATIONS_ALL, parser, usage_problem
-from quorem.cli.verify.proof_records import records
-from quorem.cli.verify.run import prove
-from quorem.cli.verify.select import load, named, slowest
-from quorem.cli.verify.smt2 import write_smt2
-from quorem.cli.verify.suggest import suggest
-from quorem.cli.verify.summary import summary as summarize
-from quorem.cli.verify.text import Progress, print_reports
-from quorem.errors import QuoremError
 from quorem.verify.cache import ProofCache
 from quorem.verify.interrupt import interruptible
 from quorem.verify.jobs import Checks
+
+from ...errors import QuoremError
+from ..args import EXIT_BROKEN_PIPE, EXIT_INTERRUPTED, CliError, silence_stdout
+from .exits import EXIT_PROVEN, EXIT_UNKNOWN, EXIT_UNSOUND, EXIT_USAGE
+from .json_report import write_json
+from .junit import write_junit
+from .options import OBLIGATIONS_ALL, parser, usage_problem
+from .proof_records import records
+from .run import prove
+from .select import load, named, slowest
+from .smt2 import write_smt2
+from .suggest import suggest
+from .summary import summary as summarize
+from .text import Progress, print_reports
 
 __all__ = ["main"]
 

@@ -7,9 +7,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from quorem.cli.verify.paths import relative
-from quorem.cli.verify.summary import FAILED
 from quorem.verify.prove import PROVEN_STATUSES
+
+from .paths import relative
+from .summary import FAILED
 
 __all__ = ["write_junit"]
 

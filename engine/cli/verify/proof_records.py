@@ -7,12 +7,13 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from quorem.cli.verify.paths import relative
-from quorem.cli.verify.select import load
-from quorem.compiler.cache import shipped
-from quorem.rule import Rule
 from quorem.verify.prove import DEFAULT_ARITY
 from quorem.verify.records import RECORDED_KINDS, check_records, write_records
+
+from ...compiler.cache import shipped
+from ...rule import Rule
+from .paths import relative
+from .select import load
 
 __all__ = ["records"]
 

@@ -7,17 +7,6 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from quorem.cli.verify.cached import (
-    TERMINATION_KINDS,
-    cache_key_of,
-    cached_intervals,
-    from_cache,
-    remember,
-    remember_intervals,
-)
-from quorem.cli.verify.outcome import outcome
-from quorem.cli.verify.text import Progress
-from quorem.rule import Rule
 from quorem.verify.cache import ProofCache
 from quorem.verify.confirm import confirmer_version
 from quorem.verify.executor import Executor, ExecutorError, open_executor
@@ -30,6 +19,18 @@ from quorem.verify.termination import (
     termination_digest,
     termination_obligations,
 )
+
+from ...rule import Rule
+from .cached import (
+    TERMINATION_KINDS,
+    cache_key_of,
+    cached_intervals,
+    from_cache,
+    remember,
+    remember_intervals,
+)
+from .outcome import outcome
+from .text import Progress
 
 __all__ = ["prove", "verify_rules"]
 

@@ -5,11 +5,12 @@ from __future__ import annotations
 import argparse
 from collections.abc import Sequence
 
-from quorem.cli.args import CliError
-from quorem.rule import Rule
 from quorem.verify.cache import ProofCache, cache_key
 from quorem.verify.jobs import load_rules
 from quorem.verify.prove import obligations_of
+
+from ...rule import Rule
+from ..args import CliError
 
 __all__ = ["load", "named", "slowest", "slowest_rules"]
 

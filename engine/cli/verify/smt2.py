@@ -7,12 +7,13 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Final
 
-from quorem.cli.verify.exits import EXIT_PROVEN, EXIT_USAGE
-from quorem.cli.verify.paths import relative
-from quorem.rule import Rule
 from quorem.verify.prove import obligations_of
 from quorem.verify.smtlib import UnsupportedTermError, file_name, obligation_script
 from quorem.verify.termination import NESTED_OBLIGATION
+
+from ...rule import Rule
+from .exits import EXIT_PROVEN, EXIT_USAGE
+from .paths import relative
 
 __all__ = ["write_smt2"]
 

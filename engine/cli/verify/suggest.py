@@ -6,8 +6,9 @@ import argparse
 from collections.abc import Sequence
 from typing import Any
 
-from quorem.rule import Rule
 from quorem.verify.guards import suggest_for_results, suggestion_json
+
+from ...rule import Rule
 
 __all__ = ["suggest"]
 

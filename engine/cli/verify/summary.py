@@ -5,10 +5,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Final
 
-from quorem.cli.verify.outcome import SEED_DEPENDENT
 from quorem.verify.confirm import DISAGREE, NO_QUERY, Z3_ONLY
 from quorem.verify.jobs import Checks
 from quorem.verify.prove import PROVEN_STATUSES, obligation_kind
+
+from .outcome import SEED_DEPENDENT
 
 __all__ = ["FAILED", "summary"]
 

@@ -25,17 +25,17 @@ package gives the names callers use.
 
 from __future__ import annotations
 
-from quorem.hlo.ops.dispatch import input_to_output, operand_output_id, output_to_input
-from quorem.hlo.ops.elementwise import ELEMENTWISE
-from quorem.hlo.ops.maps import (
+from .dispatch import input_to_output, operand_output_id, output_to_input
+from .elementwise import ELEMENTWISE
+from .maps import (
     OperandMaps,
     Unknown,
     identity_map,
     scalar_read_map,
     scalar_write_map,
 )
-from quorem.hlo.ops.shape import reshape_map
-from quorem.hlo.ops.slicing import pad_map
+from .shape import reshape_map
+from .slicing import pad_map
 
 __all__ = [
     "ELEMENTWISE",

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from typing import Final
 
-from quorem.hlo.ops.context import OpContext, OpMaps
-from quorem.hlo.ops.maps import OperandMaps, box, identity_map
-from quorem.indexing.map import IndexingMap
-from quorem.term import Term
+from ...indexing.map import IndexingMap
+from ...term import Term
+from .context import OpContext, OpMaps
+from .maps import OperandMaps, box, identity_map
 
 _ALL_REDUCE: Final = ("all-reduce", "all-reduce-start", "all-reduce-done")
 

@@ -10,8 +10,8 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Sequence
 
-from quorem.hlo.ops.maps import OperandMaps, Unknown
-from quorem.hlo.parse import Instruction, Shape
+from ..parse import Instruction, Shape
+from .maps import OperandMaps, Unknown
 
 
 @dataclasses.dataclass(frozen=True, slots=True)

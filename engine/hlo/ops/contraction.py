@@ -11,18 +11,18 @@ import dataclasses
 from collections.abc import Sequence
 from typing import Final
 
-from quorem.hlo.ops.context import OpContext, OpMaps, dims_text
-from quorem.hlo.ops.maps import OperandMaps, box, one
-from quorem.hlo.ops.window import (
+from ...indexing.map import IndexingMap
+from ...term import Term, as_term
+from ..parse import ConvLabels, WindowDim
+from .context import OpContext, OpMaps, dims_text
+from .maps import OperandMaps, box, one
+from .window import (
     overlapping_dims,
     window_covering,
     window_ok,
     window_unknown,
     windowed_extent,
 )
-from quorem.hlo.parse import ConvLabels, WindowDim
-from quorem.indexing.map import IndexingMap
-from quorem.term import Term, as_term
 
 
 @dataclasses.dataclass(frozen=True, slots=True)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from quorem.hlo.ops.context import OpContext
+from .context import OpContext
 
 
 def index_dims(

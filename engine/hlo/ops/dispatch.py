@@ -10,7 +10,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Final
 
-from quorem.hlo.ops import (
+from ..parse import Instruction
+from . import (
     collectives,
     contraction,
     dynamic_slice,
@@ -25,10 +26,9 @@ from quorem.hlo.ops import (
     sort,
     tuples,
 )
-from quorem.hlo.ops.context import OpContext, OpMaps
-from quorem.hlo.ops.maps import OperandMaps
-from quorem.hlo.ops.opaque import unknown_in, unknown_out
-from quorem.hlo.parse import Instruction
+from .context import OpContext, OpMaps
+from .maps import OperandMaps
+from .opaque import unknown_in, unknown_out
 
 _NO_OPERANDS: Final = frozenset({"parameter", "constant", "iota"})
 

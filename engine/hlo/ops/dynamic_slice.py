@@ -9,8 +9,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Final
 
-from quorem.hlo.ops.context import OpContext, OpMaps, dims_text
-from quorem.hlo.ops.maps import (
+from ...indexing.map import IndexingMap
+from ...term import Term
+from .context import OpContext, OpMaps, dims_text
+from .maps import (
     OperandMaps,
     box,
     copies,
@@ -19,9 +21,7 @@ from quorem.hlo.ops.maps import (
     scalar_read_map,
     scalar_write_map,
 )
-from quorem.hlo.ops.runtime_values import fixed_value, value_fn
-from quorem.indexing.map import IndexingMap
-from quorem.term import Term
+from .runtime_values import fixed_value, value_fn
 
 
 def _offsets(

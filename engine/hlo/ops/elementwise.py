@@ -8,8 +8,10 @@ from __future__ import annotations
 
 from typing import Final
 
-from quorem.hlo.ops.context import OpContext, OpMaps
-from quorem.hlo.ops.maps import (
+from ...indexing.map import IndexingMap
+from ...term import Term
+from .context import OpContext, OpMaps
+from .maps import (
     OperandMaps,
     box,
     identity_map,
@@ -17,8 +19,6 @@ from quorem.hlo.ops.maps import (
     scalar_read_map,
     scalar_write_map,
 )
-from quorem.indexing.map import IndexingMap
-from quorem.term import Term
 
 # Ops whose output element i reads element i of each operand (a scalar operand, as
 # `select` and `clamp` allow, is read whole).

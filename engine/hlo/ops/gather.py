@@ -10,12 +10,12 @@ import dataclasses
 from collections.abc import Sequence
 from typing import Final
 
-from quorem.hlo.ops.context import OpContext, OpMaps, dims_text
-from quorem.hlo.ops.dimension_numbers import index_dims, kept_window_dims
-from quorem.hlo.ops.maps import OperandMaps, box, one
-from quorem.hlo.ops.runtime_values import Value, fixed_value, value_fn
-from quorem.indexing.map import IndexingMap
-from quorem.term import Term, as_term
+from ...indexing.map import IndexingMap
+from ...term import Term, as_term
+from .context import OpContext, OpMaps, dims_text
+from .dimension_numbers import index_dims, kept_window_dims
+from .maps import OperandMaps, box, one
+from .runtime_values import Value, fixed_value, value_fn
 
 
 @dataclasses.dataclass(frozen=True, slots=True)

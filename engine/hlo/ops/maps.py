@@ -11,7 +11,7 @@ import dataclasses
 from collections.abc import Sequence
 from typing import Literal
 
-from quorem.indexing.map import IndexingMap
+from ...indexing.map import IndexingMap
 
 
 @dataclasses.dataclass(frozen=True, slots=True)

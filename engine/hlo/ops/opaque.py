@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from typing import Final
 
-from quorem.hlo.ops.context import OpContext, OpMaps
-from quorem.hlo.ops.maps import OperandMaps
-from quorem.hlo.ops.sort import topk_in, topk_out
+from .context import OpContext, OpMaps
+from .maps import OperandMaps
+from .sort import topk_in, topk_out
 
 # Why ops without a map have none. Any other op: no indexing is modelled for it.
 _WHY_UNKNOWN: Final = {

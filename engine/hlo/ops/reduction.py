@@ -8,20 +8,20 @@ from __future__ import annotations
 
 from typing import Final
 
-from quorem.hlo.ops.context import OpContext, OpMaps
-from quorem.hlo.ops.maps import OperandMaps, box, copies, one, scalar_read_map, scalar_write_map
-from quorem.hlo.ops.slicing import padded_size
-from quorem.hlo.ops.window import (
+from ...indexing.compose import compose
+from ...indexing.map import IndexingMap
+from ...term import Term
+from ..parse import PadDim, WindowDim
+from .context import OpContext, OpMaps
+from .maps import OperandMaps, box, copies, one, scalar_read_map, scalar_write_map
+from .slicing import padded_size
+from .window import (
     input_to_window,
     window_ok,
     window_to_input,
     window_unknown,
     windowed_extent,
 )
-from quorem.hlo.parse import PadDim, WindowDim
-from quorem.indexing.compose import compose
-from quorem.indexing.map import IndexingMap
-from quorem.term import Term
 
 
 def _reduce_check(c: OpContext) -> tuple[int, list[int], tuple[int, ...], tuple[int, ...]]:

@@ -11,10 +11,10 @@ import re
 from collections.abc import Callable, Sequence
 from typing import Final
 
-from quorem.hlo.attrs import int64_literal
-from quorem.hlo.ops.context import OpContext
-from quorem.hlo.parse import Instruction
-from quorem.term import Term, as_term, maximum, minimum
+from ...term import Term, as_term, maximum, minimum
+from ..attrs import int64_literal
+from ..parse import Instruction
+from .context import OpContext
 
 Value = Callable[[Sequence[Term]], Term]
 

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from typing import Final
 
-from quorem.hlo.ops.context import OpContext, OpMaps
-from quorem.hlo.ops.maps import OperandMaps, copies, scalar_read_map, scalar_write_map
-from quorem.indexing.map import IndexingMap
-from quorem.term import Term
+from ...indexing.map import IndexingMap
+from ...term import Term
+from .context import OpContext, OpMaps
+from .maps import OperandMaps, copies, scalar_read_map, scalar_write_map
 
 
 def _scan_check(c: OpContext) -> tuple[int, int, int, bool] | None:

@@ -9,12 +9,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Final
 
-from quorem.hlo.layout import logical_to_physical, physical_to_logical
-from quorem.hlo.ops.context import OpContext, OpMaps, dims_text
-from quorem.hlo.ops.maps import OperandMaps, box, one
-from quorem.indexing.compose import compose
-from quorem.indexing.map import IndexingMap
-from quorem.term import Term, as_term
+from ...indexing.compose import compose
+from ...indexing.map import IndexingMap
+from ...term import Term, as_term
+from ..layout import logical_to_physical, physical_to_logical
+from .context import OpContext, OpMaps, dims_text
+from .maps import OperandMaps, box, one
 
 
 def _reshape_groups(src: Sequence[int], dst: Sequence[int]) -> list[tuple[list[int], list[int]]]:

@@ -10,11 +10,11 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Final
 
-from quorem.hlo.ops.context import OpContext, OpMaps
-from quorem.hlo.ops.maps import OperandMaps, box, one, scalar_read_map, scalar_write_map
-from quorem.hlo.parse import PadDim
-from quorem.indexing.map import IndexingMap
-from quorem.term import Term
+from ...indexing.map import IndexingMap
+from ...term import Term
+from ..parse import PadDim
+from .context import OpContext, OpMaps
+from .maps import OperandMaps, box, one, scalar_read_map, scalar_write_map
 
 
 def pad_map(src: Sequence[int], pads: Sequence[PadDim]) -> IndexingMap:

@@ -8,10 +8,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Final
 
-from quorem.hlo.ops.context import OpContext, OpMaps
-from quorem.hlo.ops.maps import OperandMaps, box, copies, one
-from quorem.indexing.map import IndexingMap
-from quorem.term import Term
+from ...indexing.map import IndexingMap
+from ...term import Term
+from .context import OpContext, OpMaps
+from .maps import OperandMaps, box, copies, one
 
 
 def _sort_check(c: OpContext) -> tuple[int, tuple[int, ...]]:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Final
 
-from quorem.hlo.ops.context import OpContext, OpMaps
-from quorem.hlo.ops.maps import OperandMaps, identity_map, one
+from .context import OpContext, OpMaps
+from .maps import OperandMaps, identity_map, one
 
 
 def _tuple_out(c: OpContext, k: int) -> list[OperandMaps]:

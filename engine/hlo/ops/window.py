@@ -8,13 +8,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from quorem.hlo.ops.context import OpContext
-from quorem.hlo.ops.maps import OperandMaps, box
-from quorem.hlo.ops.slicing import pad_map
-from quorem.hlo.parse import PadDim, WindowDim
-from quorem.indexing.compose import compose
-from quorem.indexing.map import IndexingMap
-from quorem.term import Term
+from ...indexing.compose import compose
+from ...indexing.map import IndexingMap
+from ...term import Term
+from ..parse import PadDim, WindowDim
+from .context import OpContext
+from .maps import OperandMaps, box
+from .slicing import pad_map
 
 
 def window_ok(c: OpContext) -> bool:
