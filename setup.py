@@ -207,7 +207,7 @@ class BuildPy(build_py):
     def run(self) -> None:
         """Copy the sources (not in an editable install), then generate the module."""
         super().run()
-        self._generated = _generate(Path(self.build_lib))
+        _generate(Path(self.build_lib))
 
     def get_outputs(self, include_bytecode: bool = True) -> list[str]:
         """The package's files and the generated module."""

@@ -31,6 +31,8 @@ _TESTS = str(Path(__file__).resolve().parent)
 if _TESTS not in sys.path:
     sys.path.insert(0, _TESTS)
 
+from support import FAST_EXAMPLES, THOROUGH_EXAMPLES  # noqa: E402  (found through the path above)
+
 # tinygrad reads its settings once, when first imported, and several test modules import
 # it: its device is chosen here, before any of them. Its CPU device compiles with clang;
 # without clang the kernels run on its PYTHON device (same code generation, emulated).
@@ -52,9 +54,9 @@ class _Common(TypedDict):
 
 # Slow examples are the point of some properties (whole rule sets, long sums): no deadline.
 _COMMON: _Common = {"deadline": None, "suppress_health_check": [HealthCheck.too_slow]}
-settings.register_profile("fast", max_examples=20, derandomize=True, **_COMMON)
+settings.register_profile("fast", max_examples=FAST_EXAMPLES, derandomize=True, **_COMMON)
 settings.register_profile("ci", max_examples=100, **_COMMON)
-settings.register_profile("thorough", max_examples=1000, **_COMMON)
+settings.register_profile("thorough", max_examples=THOROUGH_EXAMPLES, **_COMMON)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "fast"))
 
 _TIERS = ("fast", "slow", "all")
